@@ -1,0 +1,69 @@
+"""Where the course lives and how nbgrader is configured for one run."""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from traitlets.config import Config
+
+from .settings import configure
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def assignments(root: Path = REPO_ROOT) -> list[str]:
+    """The assignment ids: the folders of ``solutions/`` holding a notebook, sorted."""
+    return sorted(p.name for p in (root / "solutions").iterdir()
+                  if p.is_dir() and any(p.glob("*.ipynb")))
+
+
+def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
+                    release_dir: Path | None = None, submitted_dir: Path | None = None,
+                    workdir: Path | None = None) -> Config:
+    """The course's nbgrader ``Config`` with its directories resolved for one run.
+
+    Args:
+        root: the course root holding ``solutions/`` (nbgrader's source directory).
+        db_path: SQLite gradebook file; default ``<workdir>/gradebook.db`` or a temporary file.
+        release_dir: where released notebooks go; default ``<root>/notebooks``.
+        submitted_dir: folder in nbgrader's ``<student>/<assignment>/<notebook>.ipynb`` layout.
+        workdir: where ``autograded/`` and ``feedback/`` go.
+    """
+    c = Config()
+    configure(c)
+    c.CourseDirectory.root = str(root)
+    if release_dir is not None:
+        c.CourseDirectory.release_directory = str(Path(release_dir).resolve())
+    if submitted_dir is not None:
+        c.CourseDirectory.submitted_directory = str(Path(submitted_dir).resolve())
+    if workdir is not None:
+        workdir = Path(workdir).resolve()
+        c.CourseDirectory.autograded_directory = str(workdir / "autograded")
+        c.CourseDirectory.feedback_directory = str(workdir / "feedback")
+        db_path = db_path or workdir / "gradebook.db"
+    if db_path is None:
+        db_path = Path(tempfile.mkdtemp(prefix="gradebook-")) / "gradebook.db"
+    c.CourseDirectory.db_url = sqlite_url(db_path)
+    return c
+
+
+def sqlite_url(db_path: Path) -> str:
+    """SQLAlchemy URL of a SQLite gradebook that waits up to 120 s for a lock held by another
+    grading process instead of failing at once."""
+    return f"sqlite:///{Path(db_path).resolve()}?timeout=120"
+
+
+def nbgrader_api(config: Config):
+    """An ``NbGraderAPI`` over ``config``, run from the course root (nbgrader resolves paths
+    against the working directory in places)."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    coursedir = CourseDirectory(config=config)
+    return NbGraderAPI(coursedir=coursedir, config=config)
+
+
+def chdir_root(root: Path = REPO_ROOT) -> None:
+    """Work from the course root, as nbgrader expects."""
+    os.chdir(root)

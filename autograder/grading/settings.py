@@ -1,0 +1,96 @@
+"""The course's nbgrader settings, in one place: ``nbgrader_config.py`` and the ``course`` command
+both call :func:`configure`, so plain ``nbgrader`` commands and ours grade the same way."""
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+# Per-cell time limit in graded runs, in seconds. Importing TensorFlow and the first trace of a
+# tf.function take several seconds on a laptop CPU; the heaviest solution cell (06's training)
+# takes about 20 s in fast mode, so 120 s leaves room on a loaded grading machine.
+CELL_TIMEOUT_S = 120
+# Seconds to wait for a kernel to start (a loaded machine with several workers needs more).
+KERNEL_STARTUP_TIMEOUT_S = 120
+# The kernel every notebook runs with, whatever kernelspec a submission names (G06).
+KERNEL_NAME = "python3"
+
+# Environment of every kernel started by a grading or validation run. TF_CPP_MIN_LOG_LEVEL quiets
+# most of TensorFlow's C++ log; WORKBOOK_FAST shrinks heavy cells (see utils.fast_mode); Agg keeps
+# matplotlib off any display.
+KERNEL_ENV = {
+    "TF_CPP_MIN_LOG_LEVEL": "3",
+    "WORKBOOK_FAST": "1",
+    "MPLBACKEND": "Agg",
+    "PYTHONWARNINGS": "ignore",
+}
+
+# TensorFlow's own log lines on stderr (C++ absl/glog lines, Python tf logger, CPU feature notice).
+# nbgrader scores any stderr in a test cell as 0; these lines are never the student's fault (G08).
+TF_LOG_LINE = re.compile(
+    r"^(?:[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]]+\].*"
+    r"|WARNING: All log messages before absl::InitializeLog\(\) is called.*"
+    r"|(?:WARNING|INFO|ERROR):tensorflow:.*"
+    r"|To enable the following instructions:.*"
+    r"|\s*)$"
+)
+
+# Longest stored output of one cell, in lines (G07: a tf.print every step for 10^5 steps).
+MAX_OUTPUT_LINES = 200
+
+
+def apply_kernel_env() -> None:
+    """Set :data:`KERNEL_ENV` in this process, so every kernel it starts inherits it, and put this
+    Python's scripts folder on ``PATH`` (nbgrader runs ``alembic`` from there to make a gradebook)."""
+    for name, value in KERNEL_ENV.items():
+        os.environ.setdefault(name, value)
+    scripts = os.path.dirname(sys.executable)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
+def configure(c) -> None:
+    """Fill a traitlets ``Config`` ``c`` with the course's nbgrader settings.
+
+    Directories are relative to the course root (the repository): ``solutions`` is nbgrader's
+    source directory and ``notebooks`` its release directory.
+    """
+    from nbgrader.preprocessors import (
+        AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, Execute, GetGrades,
+        LimitOutput, SaveAutoGrades)
+    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+
+    from .preprocessors import HideTracebacks, QuietTensorFlowStderr
+
+    apply_kernel_env()
+    c.CourseDirectory.source_directory = "solutions"
+    c.CourseDirectory.release_directory = "notebooks"
+    c.CourseDirectory.course_id = "tf-autodiff-workbook"
+
+    c.Execute.timeout = CELL_TIMEOUT_S
+    c.Execute.startup_timeout = KERNEL_STARTUP_TIMEOUT_S
+    c.Execute.kernel_name = KERNEL_NAME
+    c.Execute.interrupt_on_timeout = True
+
+    # G03/G04: graded cells a student deleted are restored from the source.
+    c.OverwriteCells.add_missing_cells = True
+    c.ClearHiddenTests.enforce_metadata = True
+
+    c.Autograde.autograde_preprocessors = [
+        Execute,
+        QuietTensorFlowStderr,
+        ClearMetadataPreprocessor,
+        LimitOutput,
+        SaveAutoGrades,
+        AssignLatePenalties,
+        CheckCellMetadata,
+    ]
+    c.LimitOutput.max_lines = MAX_OUTPUT_LINES
+    c.LimitOutput.max_traceback = 100
+    # Feedback: scores, but no hidden test source and no traceback that could quote it.
+    c.GenerateFeedback.preprocessors = [
+        GetGrades,
+        ClearHiddenTests,
+        HideTracebacks,
+        CSSHTMLHeaderPreprocessor,
+    ]
