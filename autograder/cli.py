@@ -2,8 +2,8 @@
 
     course release [ASSIGNMENT ...]            solutions/ -> notebooks/ (nbgrader generate_assignment)
     course execute-solutions [ASSIGNMENT ...]  run solution notebooks in place, store outputs
-    course grade SUBMITTED_DIR [--out DIR]     autograde a class, write gradebook, CSV, feedback
-    course demo                                release, then grade the sample submissions
+    course grade SUBMITTED_DIR [--out DIR]     autograde a class: gradebook, CSV, feedback, table
+    course demo                                release, then grade the committed sample submissions
 """
 from __future__ import annotations
 
@@ -11,16 +11,42 @@ import argparse
 import sys
 from pathlib import Path
 
+SAMPLES = Path(__file__).resolve().parents[1] / "tests" / "samples" / "submitted"
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="course", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="course", description="Release and grade the TensorFlow autodiff workbook.",
+        epilog="Run 'course COMMAND --help' for a command's options.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("release", help="generate notebooks/ from solutions/ with nbgrader")
     p.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
 
     p = sub.add_parser("execute-solutions", help="execute solution notebooks in place")
     p.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
+
+    for name, text in (("grade", "autograde a folder of submissions"),
+                       ("demo", "release, then grade the sample submissions in tests/samples")):
+        p = sub.add_parser(name, help=text)
+        if name == "grade":
+            p.add_argument("submitted", type=Path,
+                           help="folder laid out as <student>/<assignment>/<notebook>.ipynb")
+        p.add_argument("--out", type=Path, default=Path("grading-output"),
+                       help="output folder: gradebook, autograded/, feedback/, CSVs "
+                            "(default: ./grading-output)")
+        p.add_argument("--assignment", action="append", dest="assignments",
+                       help="grade only this assignment (repeatable; default: all)")
+        p.add_argument("--workers", type=int, default=None,
+                       help="submissions graded at once (default: number of cores)")
+        p.add_argument("--db-url", default=None,
+                       help="SQLAlchemy URL of the gradebook, e.g. postgresql://user@host/course "
+                            "(default: SQLite in the output folder)")
+        p.add_argument("--memory-limit-mb", type=int, default=None,
+                       help="memory limit of each notebook's kernel, MiB (default: 8192; 0: none)")
+        p.add_argument("--force", action="store_true",
+                       help="grade again submissions already graded with the same files")
+        p.add_argument("--no-feedback", action="store_true", help="skip feedback HTML")
 
     args = parser.parse_args(argv)
     from .grading import release
@@ -31,6 +57,33 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "execute-solutions":
         for path in release.execute_solutions(args.assignments or None):
             print(f"executed {path}")
+    else:
+        if args.command == "demo":
+            for path in release.release(args.assignments):
+                print(f"released {path}")
+            args.submitted = SAMPLES
+        return grade(args)
+    return 0
+
+
+def grade(args) -> int:
+    from .grading.grade import DEFAULT_MEMORY_LIMIT_MB, grade_class
+    from .grading.reports import score_table
+
+    if not args.submitted.is_dir():
+        print(f"course grade: {args.submitted} is not a folder", file=sys.stderr)
+        return 2
+    limit = DEFAULT_MEMORY_LIMIT_MB if args.memory_limit_mb is None else args.memory_limit_mb or None
+    run = grade_class(args.submitted, args.out, assignment_ids=args.assignments,
+                      workers=args.workers, db_url=args.db_url, memory_limit_mb=limit,
+                      force=args.force, feedback=not args.no_feedback)
+    print(score_table(run.grades))
+    n = len(run.grades)
+    print(f"\n{n} notebooks ({run.graded_now} graded now, {run.reused} unchanged since the last "
+          f"run) in {run.seconds:.1f} s; outputs in {run.out}:")
+    for name in ("grades.csv", "scores_by_exercise.csv", "feedback/", "gradebook.db"):
+        if (run.out / name.rstrip("/")).exists():
+            print(f"  {run.out / name}")
     return 0
 
 

@@ -19,13 +19,14 @@ def assignments(root: Path = REPO_ROOT) -> list[str]:
 
 
 def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
-                    release_dir: Path | None = None, submitted_dir: Path | None = None,
-                    workdir: Path | None = None) -> Config:
+                    db_url: str | None = None, release_dir: Path | None = None,
+                    submitted_dir: Path | None = None, workdir: Path | None = None) -> Config:
     """The course's nbgrader ``Config`` with its directories resolved for one run.
 
     Args:
         root: the course root holding ``solutions/`` (nbgrader's source directory).
         db_path: SQLite gradebook file; default ``<workdir>/gradebook.db`` or a temporary file.
+        db_url: any SQLAlchemy URL of the gradebook (PostgreSQL, say); overrides ``db_path``.
         release_dir: where released notebooks go; default ``<root>/notebooks``.
         submitted_dir: folder in nbgrader's ``<student>/<assignment>/<notebook>.ipynb`` layout.
         workdir: where ``autograded/`` and ``feedback/`` go.
@@ -42,9 +43,9 @@ def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
         c.CourseDirectory.autograded_directory = str(workdir / "autograded")
         c.CourseDirectory.feedback_directory = str(workdir / "feedback")
         db_path = db_path or workdir / "gradebook.db"
-    if db_path is None:
+    if db_url is None and db_path is None:
         db_path = Path(tempfile.mkdtemp(prefix="gradebook-")) / "gradebook.db"
-    c.CourseDirectory.db_url = sqlite_url(db_path)
+    c.CourseDirectory.db_url = db_url or sqlite_url(db_path)
     return c
 
 

@@ -2,8 +2,12 @@
 :func:`autograder.grading.settings.configure`."""
 from __future__ import annotations
 
+import os
+
+import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade
+from traitlets import Unicode
 
 from .settings import TF_LOG_LINE
 
@@ -49,3 +53,40 @@ class HideTracebacks(NbGraderPreprocessor):
                 if output.output_type == "error":
                     output.traceback = [f"{output.ename}: {output.evalue}"]
         return cell, resources
+
+
+class ReuseOutputs(NbGraderPreprocessor):
+    """Stand-in for nbgrader's ``Execute`` when the notebook already ran in a grading worker.
+
+    A worker executed the submission in a scratch course (see :mod:`autograder.grading.worker`);
+    this copies that run's outputs into the same cells, so that the rest of nbgrader's autograde
+    (saving grades to the one gradebook) runs unchanged. The two notebooks come from the same
+    submission through the same sanitizing steps, so their cells correspond one to one; a mismatch
+    is an error. When the worker left no notebook (its kernel died, say), every code cell gets an
+    error saying why, so that no test is counted as passed without having run.
+    """
+
+    executed_directory = Unicode(
+        "", help="autograded/ folder of the worker's scratch course").tag(config=True)
+    failure_reason = Unicode(
+        "", help="why the worker left no executed notebook").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        path = os.path.join(self.executed_directory, info["student"], info["assignment"],
+                            info["notebook"] + ".ipynb")
+        if not os.path.exists(path):
+            reason = self.failure_reason or "the notebook was not executed"
+            for cell in nb.cells:
+                if cell.cell_type == "code":
+                    cell.outputs = [nbformat.v4.new_output(
+                        "error", ename="NotGraded", evalue=reason, traceback=[f"NotGraded: {reason}"])]
+            return nb, resources
+        executed = nbformat.read(path, as_version=4)
+        if [c.source for c in executed.cells] != [c.source for c in nb.cells]:
+            raise ValueError(f"executed notebook {path} does not match the submission's cells")
+        for cell, done in zip(nb.cells, executed.cells):
+            if cell.cell_type == "code":
+                cell.outputs = done.outputs
+                cell.execution_count = done.execution_count
+        return nb, resources

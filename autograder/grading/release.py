@@ -15,7 +15,8 @@ class ReleaseError(RuntimeError):
 
 
 def release(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT,
-            release_dir: Path | None = None, db_path: Path | None = None) -> list[Path]:
+            release_dir: Path | None = None, db_path: Path | None = None,
+            db_url: str | None = None) -> list[Path]:
     """Generate the student release of each assignment with ``nbgrader generate_assignment``.
 
     Solutions and hidden tests are removed, outputs cleared, graded cells locked and checksummed,
@@ -24,13 +25,14 @@ def release(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT,
     Args:
         assignment_ids: assignments to release; default every folder of ``solutions/``.
         release_dir: output folder; default ``<root>/notebooks``.
+        db_path, db_url: the gradebook that records the assignments' grade cells.
     Returns:
         The paths of the released notebooks.
     Raises:
         ReleaseError: when nbgrader fails (its log is in the message).
     """
     ids = assignment_ids or assignments(root)
-    config = nbgrader_config(root, db_path=db_path, release_dir=release_dir)
+    config = nbgrader_config(root, db_path=db_path, db_url=db_url, release_dir=release_dir)
     api = nbgrader_api(config)
     released = []
     for assignment_id in ids:

@@ -71,6 +71,12 @@ def configure(c) -> None:
     c.Execute.startup_timeout = KERNEL_STARTUP_TIMEOUT_S
     c.Execute.kernel_name = KERNEL_NAME
     c.Execute.interrupt_on_timeout = True
+    # G01: a cell past its time limit is interrupted, scores 0 and says why; the rest still runs.
+    c.Execute.error_on_timeout = {
+        "ename": "CellTimeoutError",
+        "evalue": f"timed out after {CELL_TIMEOUT_S} s (an infinite loop?)",
+        "traceback": [f"CellTimeoutError: timed out after {CELL_TIMEOUT_S} s (an infinite loop?)"],
+    }
 
     # G03/G04: graded cells a student deleted are restored from the source.
     c.OverwriteCells.add_missing_cells = True

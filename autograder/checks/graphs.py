@@ -1,0 +1,305 @@
+"""Checks of assignment 03 (tf.function and AutoGraph), and the graph-aware helpers that the
+checks of 04 share.
+
+Graph-aware means: a decorated function is called as a graph, more than once, on inputs that
+reach every branch; traces are counted; ``tf.print`` output is captured at the file-descriptor
+level (:mod:`autograder.checks.capture`); the exceptions TensorFlow raises for known mistakes are
+caught and named (M07 ``ValueError`` for a ``tf.Variable`` created in a ``tf.function``, M09
+``OperatorNotAllowedInGraphError`` for a Python ``if`` on a tensor without AutoGraph). Some
+mistakes only show in graph mode, which is why the checks never settle for one eager call.
+Reference values come from NumPy and analytic derivatives.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import tensorflow as tf
+
+from .capture import capture_output
+from .compare import CheckFailed, assert_close, case_label, fail, passed
+
+__all__ = [
+    "check_square_if_positive", "check_noisy_square", "check_accumulator",
+    "check_celsius_to_fahrenheit", "check_grad_through",
+    "is_tf_function", "require_tf_function", "call_graph", "tracing_count", "graph_op_types",
+    "printed_lines",
+]
+
+
+# --------------------------------------------------------------------------- graph helpers
+
+def is_tf_function(fn) -> bool:
+    """True when ``fn`` is a ``tf.function`` (a decorated function or a bound decorated method)."""
+    return isinstance(fn, tf.types.experimental.PolymorphicFunction)
+
+
+def require_tf_function(fn, name: str) -> None:
+    """Fail unless ``fn`` is a ``tf.function``: the exercise is about what happens in a graph."""
+    __tracebackhide__ = True
+    if not is_tf_function(fn):
+        fail(f"{name} is not a tf.function, so it would run eagerly and the check could not test "
+             f"graph mode. Put @tf.function on the line above `def {name}`.")
+
+
+def tracing_count(fn) -> int:
+    """How many times the ``tf.function`` ``fn`` has traced (made a concrete function) so far."""
+    return fn.experimental_get_tracing_count()
+
+
+def call_graph(fn, *args, what: str):
+    """Call ``fn(*args)`` and name the known mistakes TensorFlow reports with an exception.
+
+    Raises:
+        CheckFailed: M09 for ``OperatorNotAllowedInGraphError`` (a Python ``if``/``while`` on a
+            tensor that AutoGraph did not convert), M07 for the ``ValueError`` of a
+            ``tf.Variable`` created inside a ``tf.function``, and a plain failure naming the
+            exception for anything else.
+    """
+    __tracebackhide__ = True
+    try:
+        return fn(*args)
+    except CheckFailed:
+        raise
+    except tf.errors.OperatorNotAllowedInGraphError as error:
+        fail(f"{what} raised OperatorNotAllowedInGraphError: in a graph a tensor has no Python "
+             f"truth value, so `if tensor:` (or `while tensor:`) cannot run. AutoGraph converts "
+             f"such an `if` to tf.cond, but only when it is on (not autograph=False) and the "
+             f"condition is a tensor; otherwise write tf.cond(pred, true_fn, false_fn) yourself.",
+             mistake="M09")
+    except ValueError as error:
+        if "tf.Variable" in str(error):
+            fail(f"{what} raised ValueError: a tf.function creates its variables only on the "
+                 f"first call (TensorFlow: 'only supports singleton tf.Variables created on the "
+                 f"first call'), and your function makes a new tf.Variable on every call. Create "
+                 f"the variable once, outside the decorated function (e.g. in __init__), and "
+                 f"only assign to it inside.", mistake="M07")
+        fail(f"{what} raised ValueError: {_first_line(error)}")
+    except Exception as error:  # the student's code may raise anything
+        fail(f"{what} raised {type(error).__name__}: {_first_line(error)}")
+
+
+def _first_line(error: BaseException) -> str:
+    """The most useful line of a TensorFlow error message (the last non-empty one)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[-1] if lines else type(error).__name__
+
+
+def graph_op_types(fn, *input_signature) -> list[str]:
+    """The op types of ``fn``'s graph for ``input_signature`` (``tf.TensorSpec`` s or values),
+    in graph order; ops inside a loop or branch body are not listed (the ``While``/``If`` is)."""
+    concrete = fn.get_concrete_function(*input_signature)
+    return [op.type for op in concrete.graph.get_operations()]
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d*)?(?:e[-+]?\d+)?", re.IGNORECASE)
+
+
+def printed_lines(captured, value: float | None = None, rtol: float = 1e-3) -> list[str]:
+    """Non-empty captured lines; with ``value``, only those holding a number close to it
+    (``tf.print`` writes 3.0 as ``3`` and 0.1 as ``0.1``)."""
+    lines = captured.lines()
+    if value is None:
+        return lines
+    return [line for line in lines
+            if any(np.isclose(float(n), value, rtol=rtol, atol=1e-6) for n in _NUMBER.findall(line))]
+
+
+def _scalar(x) -> tf.Tensor:
+    return tf.constant(x, dtype=tf.float32)
+
+
+# --------------------------------------------------------------------------- 03 checks
+
+def check_square_if_positive(fn, cases=None, hidden=False):
+    """Check ``square_if_positive(x)``: ``x * x`` when ``x > 0``, else ``x``, written with
+    ``tf.cond`` so that it runs as a graph without AutoGraph.
+
+    The check wraps ``fn``'s Python function in ``tf.function(..., autograph=False)`` itself
+    (whatever decorator the student wrote), calls it twice per case on float32 scalars, and
+    compares with ``np.where(x > 0, x * x, x)``. The graph must hold an ``If``/``StatelessIf``
+    op (that is what ``tf.cond`` builds).
+
+    Args:
+        fn: the student's function (decorated or not) of a float32 scalar tensor.
+        cases: float inputs; default ``[3.0, -2.0]``. Cover both branches.
+    Raises:
+        CheckFailed: M09 when a Python ``if`` on the tensor fails without AutoGraph.
+    """
+    __tracebackhide__ = True
+    cases = [3.0, -2.0] if cases is None else cases
+    name = "square_if_positive"
+    graph = tf.function(getattr(fn, "python_function", fn), autograph=False)
+    for index, x in enumerate(cases):
+        label = case_label(x, hidden, index)
+        expected = np.where(x > 0, np.float32(x) * np.float32(x), np.float32(x))
+        for _ in range(2):
+            got = call_graph(graph, _scalar(x), what=f"{name} as a graph without AutoGraph ({label})")
+            assert_close(got, expected, f"{name} ({label})", check_dtype="float")
+    ops = graph_op_types(graph, tf.TensorSpec([], tf.float32))
+    if not {"If", "StatelessIf"} & set(ops):
+        fail(f"{name} gives the right values but its graph has no If op, so it does not use "
+             f"tf.cond (ops: {', '.join(sorted(set(ops)))}). Write "
+             f"tf.cond(tf.greater(x, 0), if_true, if_false) with two functions of no arguments.")
+    passed(name, len(cases))
+
+
+def check_noisy_square(fn, cases=None, hidden=False):
+    """Check ``noisy_square(x)``: a ``tf.function`` returning ``x * x`` that prints x with
+    ``tf.print`` on every call.
+
+    Each case ``(x, calls)`` calls ``fn`` ``calls`` times with the same float32 scalar, capturing
+    stdout and stderr at the file-descriptor level (``tf.print`` writes from C++), and expects at
+    least ``calls`` printed lines holding x. Output is captured, never shown.
+
+    Args:
+        fn: the student's ``tf.function``.
+        cases: ``(x, calls)`` pairs; default ``[(3.0, 3)]``.
+    Raises:
+        CheckFailed: M08 when fewer lines than calls appear (a Python ``print`` runs only while
+            TensorFlow traces the function, not on every call).
+    """
+    __tracebackhide__ = True
+    cases = [(3.0, 3)] if cases is None else cases
+    name = "noisy_square"
+    require_tf_function(fn, name)
+    for index, (x, calls) in enumerate(cases):
+        label = case_label(x, hidden, index)
+        with capture_output() as out:
+            results = [call_graph(fn, _scalar(x), what=f"{name} ({label})") for _ in range(calls)]
+        for got in results:
+            assert_close(got, np.float32(x) * np.float32(x), f"{name} ({label})", check_dtype="float")
+        lines = printed_lines(out, x)
+        if len(lines) < calls:
+            fail(f"{name} was called {calls} times ({label}) but printed x only {len(lines)} "
+                 f"time(s). A Python print() runs once, while TensorFlow traces the function; "
+                 f"the graph it builds has no print in it. Use tf.print(...), which is an op of "
+                 f"the graph and runs on every call.", mistake="M08")
+    passed(name, len(cases))
+
+
+def check_accumulator(cls, cases=None, hidden=False):
+    """Check the ``Accumulator`` class: ``Accumulator()`` holds ``total``, a float32
+    ``tf.Variable`` starting at 0, and its ``tf.function`` method ``add(x)`` adds x to it and
+    returns the new total.
+
+    Each case is a list of values: a fresh ``Accumulator`` is made and ``add`` called on each
+    value (float32 scalar tensors); the returned totals must be the running sums
+    (``np.cumsum``), and a second fresh instance must start again at 0.
+
+    Args:
+        cls: the student's class.
+        cases: lists of floats; default ``[[1.0, 2.0, 3.0]]``.
+    Raises:
+        CheckFailed: M07 when ``add`` raises the ValueError of a ``tf.Variable`` created
+            inside a ``tf.function``.
+    """
+    __tracebackhide__ = True
+    cases = [[1.0, 2.0, 3.0]] if cases is None else cases
+    name = "Accumulator"
+    for index, values in enumerate(cases):
+        label = case_label(values, hidden, index)
+        for _ in range(2):  # a second instance must not share the first one's total
+            try:
+                acc = cls()
+            except Exception as error:
+                fail(f"{name}() raised {type(error).__name__}: {_first_line(error)}")
+            require_tf_function(acc.add, "Accumulator.add")
+            expected = np.cumsum(np.asarray(values, np.float32))
+            for step, (x, want) in enumerate(zip(values, expected)):
+                got = call_graph(acc.add, _scalar(x), what=f"{name}.add ({label}, call {step + 1})")
+                assert_close(got, want, f"{name}.add total after {step + 1} call(s) ({label})",
+                             check_dtype="float")
+            total = getattr(acc, "total", None)
+            if not isinstance(total, tf.Variable):
+                fail(f"{name}.total should be a tf.Variable (made once, in __init__), got "
+                     f"{type(total).__name__}.")
+            assert_close(total, expected[-1], f"{name}.total after the calls ({label})")
+    passed(name, len(cases))
+
+
+def check_celsius_to_fahrenheit(fn, cases=None, hidden=False):
+    """Check ``celsius_to_fahrenheit(c)``: ``c * 9 / 5 + 32`` as a ``tf.function`` that traces
+    once for every float32 input, Python floats and tensors of any shape included.
+
+    Every case is called twice; values are compared with NumPy, and the number of new traces
+    over all the calls must be at most 1 (0 if the function was already traced). A plain
+    ``tf.function`` retraces for every new Python float (the value is part of the trace key) and
+    ``reduce_retracing=True`` does not change that; an ``input_signature`` with
+    ``tf.TensorSpec(shape=None, dtype=tf.float32)`` does.
+
+    Args:
+        fn: the student's ``tf.function``.
+        cases: inputs: Python floats or nested lists of floats; default ``[0.0, 100.0, -40.0]``.
+    """
+    __tracebackhide__ = True
+    cases = [0.0, 100.0, -40.0] if cases is None else cases
+    name = "celsius_to_fahrenheit"
+    require_tf_function(fn, name)
+    before = tracing_count(fn)
+    for index, c in enumerate(cases):
+        label = case_label(c, hidden, index)
+        expected = np.asarray(c, np.float32) * 9 / 5 + 32
+        for _ in range(2):
+            got = call_graph(fn, c, what=f"{name} ({label})")
+            assert_close(got, expected, f"{name} ({label})", rtol=1e-5, atol=1e-4,
+                         check_dtype="float")
+    traces = tracing_count(fn) - before
+    if traces > 1:
+        fail(f"{name} gave the right values but traced {traces} times for {len(cases)} inputs: "
+             f"each new Python float (or shape) made a new graph. Give the decorator an "
+             f"input_signature, @tf.function(input_signature=[tf.TensorSpec(shape=None, "
+             f"dtype=tf.float32)]), so every input is converted to one float32 tensor and one "
+             f"graph serves all calls (reduce_retracing=True does not help with Python numbers).")
+    passed(name, len(cases))
+
+
+# f, its derivative (analytic), and a name, for check_grad_through. Each f is a tf.function.
+def _poly(x):
+    return x ** 3 - 2.0 * x
+
+
+def _branchy(x):
+    if x > 1.0:  # AutoGraph: tf.cond; the gradient flows through the branch taken
+        return x * x
+    return 3.0 * x
+
+
+def _sin_x(x):
+    return tf.sin(x) * x
+
+
+GRAD_FUNCTIONS = {
+    "poly": (tf.function(_poly), lambda x: 3 * x ** 2 - 2.0),
+    "branchy": (tf.function(_branchy), lambda x: 2 * x if x > 1.0 else 3.0),
+    "sin_x": (tf.function(_sin_x), lambda x: np.cos(x) * x + np.sin(x)),
+}
+
+
+def check_grad_through(fn, cases=None, hidden=False):
+    """Check ``grad_through(f, x)``: the derivative df/dx at the float32 scalar tensor ``x``
+    (a ``tf.constant``) of a ``tf.function`` ``f``, computed with ``tf.GradientTape``.
+
+    Cases name functions of :data:`GRAD_FUNCTIONS` (decorated with ``tf.function``; one has
+    a data-dependent ``if``) and a point; the expected value is the analytic derivative.
+
+    Args:
+        fn: the student's function ``grad_through(f, x)``.
+        cases: ``(function name, x)`` pairs; default ``[("poly", 2.0), ("branchy", 3.0)]``.
+    Raises:
+        CheckFailed: M01 when the gradient is None for a constant input (not watched).
+    """
+    __tracebackhide__ = True
+    cases = [("poly", 2.0), ("branchy", 3.0)] if cases is None else cases
+    name = "grad_through"
+    for index, (f_name, x) in enumerate(cases):
+        f, derivative = GRAD_FUNCTIONS[f_name]
+        label = case_label(f"f={f_name}, x={x}", hidden, index)
+        got = call_graph(fn, f, _scalar(x), what=f"{name} ({label})")
+        if got is None:
+            fail(f"{name} ({label}) returned None: x is a tf.constant, and a tape only records "
+                 f"operations on what it watches. Call tape.watch(x) inside the `with` block "
+                 f"before calling f(x).", mistake="M01")
+        assert_close(got, derivative(np.float64(x)), f"{name} ({label})", rtol=1e-4, atol=1e-4,
+                     check_dtype="float")
+    passed(name, len(cases))

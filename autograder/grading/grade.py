@@ -1,0 +1,284 @@
+"""Grade a class: stage, execute in parallel, record into one gradebook, feedback, export.
+
+The steps, for ``grade_class(submitted_dir, out)``:
+
+1. the assignments are released into the gradebook (nbgrader ``generate_assignment``), which
+   records every graded cell and its points from ``solutions/``;
+2. each submission is validated (G05) and its gradable files are copied to ``<out>/staged``,
+   so nothing ever writes to the submitted files;
+3. workers execute the staged submissions in parallel, each with nbgrader's own ``autograde`` in a
+   scratch course with a private copy of the gradebook (:mod:`.worker`, :mod:`.parallel`);
+4. one at a time, under a file lock, nbgrader's ``autograde`` runs again on the real gradebook with
+   ``Execute`` replaced by :class:`~.preprocessors.ReuseOutputs`: same grades, one writer;
+5. feedback HTML (no hidden tests, no tracebacks) and the CSV exports are written.
+
+A submission whose sources did not change since it was last recorded is not graded again, so an
+interrupted run, started again, grades only the rest.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import shutil
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from .course import REPO_ROOT, assignments, nbgrader_api, nbgrader_config, sqlite_url
+from .parallel import default_workers, run_workers
+from .release import release
+from .submissions import Submission, find_submissions, stage
+
+# Memory one grading worker and its kernel may map, in MiB (TensorFlow alone maps about 2 GiB of
+# address space on import; a student's runaway allocation stops here, not at the machine's end).
+DEFAULT_MEMORY_LIMIT_MB = 8192
+# Longest a worker may take for one submission, seconds, whatever its cells' own limits.
+WORKER_TIMEOUT_S = 1800
+
+
+@dataclass
+class NotebookGrade:
+    """The grade of one submitted notebook.
+
+    ``scores`` maps each graded cell's ``grade_id`` to ``(score, max_score)`` in points;
+    ``messages`` maps the ``grade_id`` of each failed graded cell to its first error line;
+    ``problem`` says why the notebook was not graded (or only partly), else None.
+    """
+    student_id: str
+    assignment_id: str
+    notebook_id: str
+    scores: dict[str, tuple[float, float]] = field(default_factory=dict)
+    messages: dict[str, str] = field(default_factory=dict)
+    problem: str | None = None
+
+    @property
+    def score(self) -> float:
+        return sum(s for s, _ in self.scores.values())
+
+    @property
+    def max_score(self) -> float:
+        return sum(m for _, m in self.scores.values())
+
+
+@dataclass
+class GradeRun:
+    """Everything a grading run produced; files are under ``out``."""
+    out: Path
+    grades: list[NotebookGrade]
+    seconds: float
+    graded_now: int
+    reused: int
+
+
+def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | None = None,
+                workers: int | None = None, db_url: str | None = None, root: Path = REPO_ROOT,
+                memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB, force: bool = False,
+                feedback: bool = True, progress: bool = True) -> GradeRun:
+    """Autograde every submission in ``submitted_dir`` into one gradebook.
+
+    Args:
+        submitted_dir: ``<student>/<assignment>/<notebook>.ipynb`` folders; never written to.
+        out: output folder: ``gradebook.db`` (unless ``db_url``), ``autograded/``, ``feedback/``,
+            ``grades.csv`` (nbgrader's export) and ``scores_by_exercise.csv``.
+        assignment_ids: assignments to grade; default those of ``solutions/``.
+        workers: submissions executed at once; default the number of cores.
+        db_url: SQLAlchemy URL of the gradebook (e.g. ``postgresql://...``); default SQLite.
+        memory_limit_mb: address-space limit of each worker and its kernel, MiB; None for none.
+        force: grade again submissions already recorded with the same sources.
+        feedback: write per-student feedback HTML.
+        progress: show a progress bar.
+    Returns:
+        A :class:`GradeRun`; invalid or ungradable notebooks appear with their ``problem``.
+    """
+    started = time.perf_counter()
+    out = Path(out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    ids = assignment_ids or assignments(root)
+    staged_dir, scratch_root = out / "staged", out / "scratch"
+    db_url = db_url or sqlite_url(out / "gradebook.db")
+    template_db = scratch_root / "template.db"
+
+    with gradebook_lock(out):
+        release(ids, root=root, release_dir=out / "release", db_url=db_url)
+        scratch_root.mkdir(parents=True, exist_ok=True)
+        template_db.unlink(missing_ok=True)
+        release(ids, root=root, release_dir=scratch_root / "release", db_path=template_db)
+
+    subs = find_submissions(Path(submitted_dir), ids)
+    config = nbgrader_config(root, db_url=db_url, submitted_dir=staged_dir, workdir=out)
+    _create_students(config, sorted({s.student_id for s in subs}))
+
+    todo: list[Submission] = []
+    for sub in subs:
+        if sub.notebooks.keys() - sub.problems.keys():
+            stage(sub, staged_dir)
+            sha256 = _fingerprint(staged_dir / sub.student_id / sub.assignment_id)
+            if force or _read_record(out, sub).get("sha256") != sha256:
+                todo.append(sub)
+
+    jobs = {}
+    for sub in todo:
+        scratch = scratch_root / sub.student_id / sub.assignment_id
+        if scratch.exists():
+            shutil.rmtree(scratch)
+        scratch.mkdir(parents=True)
+        shutil.copy(template_db, scratch / "gradebook.db")
+        jobs[sub.key] = {
+            "root": str(root), "submitted_dir": str(staged_dir), "scratch_dir": str(scratch),
+            "db_path": str(scratch / "gradebook.db"), "assignment_id": sub.assignment_id,
+            "student_id": sub.student_id,
+            "memory_limit_bytes": memory_limit_mb * 2**20 if memory_limit_mb else None,
+        }
+    results = run_workers(jobs, workers or default_workers(), timeout_s=WORKER_TIMEOUT_S,
+                          progress=progress)
+
+    for sub in todo:
+        result = results[sub.key]
+        reason = "" if result.success else failure_reason(result.error)
+        record(config, sub, scratch_root / sub.student_id / sub.assignment_id / "autograded",
+               reason)
+        _write_record(out, sub, {
+            "sha256": _fingerprint(staged_dir / sub.student_id / sub.assignment_id),
+            "problem": reason})
+        shutil.rmtree(scratch_root / sub.student_id / sub.assignment_id, ignore_errors=True)
+
+    grades = collect(config, subs, out)
+    if feedback:
+        write_feedback(config, [s for s in subs if s.notebooks.keys() - s.problems.keys()])
+    from .reports import write_exports
+
+    write_exports(config, grades, out)
+    return GradeRun(out, grades, time.perf_counter() - started, len(todo), len(subs) - len(todo))
+
+
+def failure_reason(error: str) -> str:
+    """A student-readable reason from a failed worker's error text (G02 and friends)."""
+    if "DeadKernelError" in error or "Kernel died" in error or "kernel died" in error.lower():
+        return "the kernel died before all cells ran (out of memory, or os._exit?)"
+    if "longer than" in error:
+        return error
+    last = [line for line in error.strip().splitlines() if line.strip()]
+    return "grading failed: " + (last[-1][:300] if last else "unknown error")
+
+
+@contextmanager
+def gradebook_lock(out: Path):
+    """An exclusive lock on ``<out>/.gradebook.lock`` held while writing the gradebook, so that two
+    grading runs on the same course never write at once."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / ".gradebook.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def record(config, sub: Submission, executed_dir: Path, reason: str) -> None:
+    """Run nbgrader's autograde of ``sub`` on the real gradebook, reusing the outputs of the
+    worker's execution in ``executed_dir`` (see :class:`~.preprocessors.ReuseOutputs`)."""
+    from .preprocessors import ReuseOutputs
+
+    config = config.copy()
+    config.Autograde.autograde_preprocessors = [
+        ReuseOutputs if getattr(pp, "__name__", "") == "Execute" else pp
+        for pp in config.Autograde.autograde_preprocessors]
+    config.ReuseOutputs.executed_directory = str(executed_dir)
+    config.ReuseOutputs.failure_reason = reason
+    with gradebook_lock(Path(config.CourseDirectory.autograded_directory).parent):
+        result = nbgrader_api(config).autograde(sub.assignment_id, sub.student_id, force=True)
+    if not result["success"]:
+        raise RuntimeError(f"recording {sub.key} in the gradebook failed:\n{result.get('error')}"
+                           f"\n{result.get('log', '')[-3000:]}")
+
+
+def collect(config, subs: list[Submission], out: Path) -> list[NotebookGrade]:
+    """Read every submission's scores from the gradebook and its failure messages from the
+    autograded notebooks."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    grades = []
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        for sub in subs:
+            folder = out / "autograded" / sub.student_id / sub.assignment_id
+            run_problem = _read_record(out, sub).get("problem", "")
+            for notebook in gb.find_assignment(sub.assignment_id).notebooks:
+                grade = NotebookGrade(sub.student_id, sub.assignment_id, notebook.name)
+                grade.problem = sub.problems.get(notebook.name) or run_problem or None
+                if notebook.name not in sub.notebooks:
+                    grade.problem = grade.problem or "notebook not submitted"
+                try:
+                    submitted = gb.find_submission_notebook(
+                        notebook.name, sub.assignment_id, sub.student_id)
+                    grade.scores = {g.name: (float(g.score or 0), float(g.max_score))
+                                    for g in submitted.grades if g.max_score}
+                except MissingEntry:
+                    grade.scores = {c.name: (0.0, float(c.max_score))
+                                    for c in notebook.grade_cells if c.max_score}
+                path = folder / f"{notebook.name}.ipynb"
+                if path.exists():
+                    grade.messages = failure_messages(path)
+                grades.append(grade)
+    return grades
+
+
+def failure_messages(path: Path) -> dict[str, str]:
+    """``grade_id`` -> first line of the error of each graded cell that failed, from an
+    autograded notebook."""
+    nb = nbformat.read(path, as_version=4)
+    messages = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade"):
+            for output in cell.get("outputs", []):
+                if output.output_type == "error":
+                    text = f"{output.ename}: {output.evalue}".strip()
+                    messages[meta["grade_id"]] = text.splitlines()[0] if text else output.ename
+                    break
+    return messages
+
+
+def write_feedback(config, subs: list[Submission]) -> None:
+    """Per-student feedback HTML under ``<out>/feedback/<student>/<assignment>/``."""
+    api = nbgrader_api(config)
+    for sub in subs:
+        result = api.generate_feedback(sub.assignment_id, sub.student_id, force=True)
+        if not result["success"]:
+            raise RuntimeError(f"feedback for {sub.key} failed:\n{result.get('error')}")
+
+
+def _create_students(config, student_ids: list[str]) -> None:
+    from nbgrader.api import Gradebook
+
+    with gradebook_lock(Path(config.CourseDirectory.autograded_directory).parent):
+        with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+            for student_id in student_ids:
+                gb.update_or_create_student(student_id)
+
+
+def _fingerprint(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(folder.iterdir()):
+        if path.is_file():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _record_file(out: Path, sub: Submission) -> Path:
+    return out / "records" / sub.student_id / f"{sub.assignment_id}.json"
+
+
+def _read_record(out: Path, sub: Submission) -> dict:
+    """What the last run recorded of ``sub``: the sha256 of its staged files and its problem."""
+    path = _record_file(out, sub)
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _write_record(out: Path, sub: Submission, record: dict) -> None:
+    path = _record_file(out, sub)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record))

@@ -1,0 +1,91 @@
+"""Find, validate and stage a class's submissions without ever writing to them.
+
+Layout (nbgrader's): ``<submitted>/<student_id>/<assignment_id>/<notebook>.ipynb``, optionally with
+nbgrader's ``timestamp.txt`` beside the notebooks.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+
+@dataclass
+class Submission:
+    """One student's submission of one assignment.
+
+    ``notebooks`` maps a notebook name (file stem) to its path; ``problems`` maps the name of
+    each notebook that cannot be graded to the reason, which the report shows.
+    """
+    student_id: str
+    assignment_id: str
+    folder: Path
+    notebooks: dict[str, Path] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.student_id}/{self.assignment_id}"
+
+
+def find_submissions(submitted_dir: Path, assignment_ids: list[str]) -> list[Submission]:
+    """Every ``<student>/<assignment>`` folder of ``submitted_dir`` for the given assignments,
+    sorted by student then assignment, each notebook validated with :func:`notebook_problem`."""
+    found = []
+    for student_dir in sorted(p for p in Path(submitted_dir).iterdir() if p.is_dir()):
+        for assignment_id in assignment_ids:
+            folder = student_dir / assignment_id
+            if not folder.is_dir():
+                continue
+            sub = Submission(student_dir.name, assignment_id, folder)
+            for path in sorted(folder.glob("*.ipynb")):
+                sub.notebooks[path.stem] = path
+                problem = notebook_problem(path)
+                if problem:
+                    sub.problems[path.stem] = problem
+            found.append(sub)
+    return found
+
+
+def notebook_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be graded, or None when it is a valid nbgrader notebook (G05).
+
+    Catches files that are not JSON (an HTML page saved as .ipynb, a truncated download), JSON
+    that is not a valid notebook, and notebooks whose nbgrader cell metadata was stripped.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return f"not a valid notebook: cannot read the file as text ({error.__class__.__name__})"
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as error:
+        start = text.lstrip()[:15].lower()
+        kind = "an HTML page saved as .ipynb" if start.startswith(("<!doctype", "<html")) else \
+            "not JSON (truncated or corrupted?)"
+        return f"not a valid notebook: {kind}; JSON error at line {error.lineno}"
+    try:
+        nb = nbformat.reads(text, as_version=4)
+        nbformat.validate(nb)
+    except Exception as error:  # nbformat raises several types for bad structure
+        return f"not a valid notebook: {str(error).splitlines()[0][:200]}"
+    if not any("nbgrader" in cell.get("metadata", {}) for cell in nb.cells):
+        return "not a valid notebook for grading: its nbgrader cell metadata was stripped " \
+               "(was it copied into a new notebook?)"
+    return None
+
+
+def stage(sub: Submission, staged_root: Path) -> Path:
+    """Copy the gradable files of ``sub`` to ``<staged_root>/<student>/<assignment>/`` and return
+    that folder. nbgrader reads only this copy, so the submitted files cannot change."""
+    dest = Path(staged_root) / sub.student_id / sub.assignment_id
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for path in sorted(sub.folder.iterdir()):
+        if path.is_file() and not (path.suffix == ".ipynb" and path.stem in sub.problems):
+            shutil.copy2(path, dest / path.name)
+    return dest
