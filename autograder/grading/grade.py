@@ -22,11 +22,13 @@ import hashlib
 import json
 import shutil
 import time
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from sqlalchemy.exc import SAWarning
 
 from .course import REPO_ROOT, assignments, nbgrader_api, nbgrader_config, sqlite_url
 from .parallel import default_workers, run_workers
@@ -94,6 +96,8 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     Returns:
         A :class:`GradeRun`; invalid or ungradable notebooks appear with their ``problem``.
     """
+    # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not the run's news.
+    warnings.filterwarnings("ignore", category=SAWarning)
     started = time.perf_counter()
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -113,7 +117,9 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     _create_students(config, sorted({s.student_id for s in subs}))
 
     todo: list[Submission] = []
+    invalid = 0
     for sub in subs:
+        invalid += not (sub.notebooks.keys() - sub.problems.keys())
         if sub.notebooks.keys() - sub.problems.keys():
             stage(sub, staged_dir)
             sha256 = _fingerprint(staged_dir / sub.student_id / sub.assignment_id)
@@ -152,7 +158,8 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     from .reports import write_exports
 
     write_exports(config, grades, out)
-    return GradeRun(out, grades, time.perf_counter() - started, len(todo), len(subs) - len(todo))
+    return GradeRun(out, grades, time.perf_counter() - started, len(todo),
+                    len(subs) - len(todo) - invalid)
 
 
 def failure_reason(error: str) -> str:
@@ -237,7 +244,9 @@ def failure_messages(path: Path) -> dict[str, str]:
             for output in cell.get("outputs", []):
                 if output.output_type == "error":
                     text = f"{output.ename}: {output.evalue}".strip()
-                    messages[meta["grade_id"]] = text.splitlines()[0] if text else output.ename
+                    if output.ename == "NotImplementedError" and not output.evalue.strip():
+                        text = "NotImplementedError: the exercise was not answered"
+                    messages[meta["grade_id"]] = text.splitlines()[0]
                     break
     return messages
 

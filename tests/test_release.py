@@ -1,0 +1,89 @@
+"""notebooks/ is exactly what nbgrader generates from solutions/, with nothing to hide in it."""
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.grading.course import assignments
+from autograder.grading.release import release_to_temp
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENTS = assignments(ROOT)
+
+
+@pytest.fixture(scope="module")
+def fresh_release() -> Path:
+    return release_to_temp(ASSIGNMENTS, root=ROOT)
+
+
+def test_every_solution_has_a_release():
+    released = sorted(p.relative_to(ROOT / "notebooks") for p in (ROOT / "notebooks").glob("*/*.ipynb"))
+    sources = sorted(p.relative_to(ROOT / "solutions") for p in (ROOT / "solutions").glob("*/*.ipynb"))
+    assert released == sources and len(ASSIGNMENTS) >= 2
+
+
+@pytest.mark.parametrize("assignment_id", ASSIGNMENTS)
+def test_committed_release_equals_generated_release(fresh_release, assignment_id):
+    for generated in sorted((fresh_release / assignment_id).glob("*.ipynb")):
+        committed = ROOT / "notebooks" / assignment_id / generated.name
+        assert committed.read_text() == generated.read_text(), (
+            f"{committed} is out of date: run `course release {assignment_id}`")
+
+
+def _hidden_test_lines(solution: Path) -> list[str]:
+    lines, inside = [], False
+    for cell in nbformat.read(solution, as_version=4).cells:
+        for line in cell.source.splitlines():
+            if "BEGIN HIDDEN TESTS" in line:
+                inside = True
+            elif "END HIDDEN TESTS" in line:
+                inside = False
+            elif inside and len(line.strip()) > 8:
+                lines.append(line.strip())
+    return lines
+
+
+def _solution_lines(solution: Path) -> list[str]:
+    lines = []
+    for cell in nbformat.read(solution, as_version=4).cells:
+        inside = False
+        for line in cell.source.splitlines():
+            if "BEGIN SOLUTION" in line:
+                inside = True
+            elif "END SOLUTION" in line:
+                inside = False
+            elif inside and len(line.strip()) > 12 and not line.strip().startswith("#"):
+                lines.append(line.strip())
+    return lines
+
+
+@pytest.mark.parametrize("assignment_id", ASSIGNMENTS)
+def test_release_has_no_outputs_solutions_or_hidden_tests(assignment_id):
+    solution = ROOT / "solutions" / assignment_id / f"{assignment_id}.ipynb"
+    released = ROOT / "notebooks" / assignment_id / f"{assignment_id}.ipynb"
+    nb = nbformat.read(released, as_version=4)
+    text = "\n".join(cell.source for cell in nb.cells)
+    assert not re.search(r"BEGIN (SOLUTION|HIDDEN TESTS)|END (SOLUTION|HIDDEN TESTS)", text)
+    assert all(not cell.get("outputs") for cell in nb.cells if cell.cell_type == "code")
+    hidden = _hidden_test_lines(solution)
+    assert hidden, "every assignment has hidden tests"
+    assert [line for line in hidden if line in text] == []
+    # Solution lines that also appear in the released prose or scaffolding are not leaks.
+    scaffold = "\n".join(c.source for c in nb.cells if not c.metadata.get("nbgrader", {}).get("solution"))
+    leaked = [line for line in _solution_lines(solution)
+              if line in text and line not in scaffold]
+    assert leaked == []
+
+
+@pytest.mark.parametrize("assignment_id", ASSIGNMENTS)
+def test_every_graded_cell_has_points_and_a_visible_check(assignment_id):
+    nb = nbformat.read(ROOT / "solutions" / assignment_id / f"{assignment_id}.ipynb", as_version=4)
+    meta = [c.metadata.get("nbgrader", {}) for c in nb.cells]
+    graded = [m for m in meta if m.get("grade")]
+    assert len(graded) >= 4
+    assert all(m.get("points", 0) > 0 for m in graded)
+    ids = {m.get("grade_id") for m in meta}
+    for m in graded:
+        name = m["grade_id"].removeprefix("test_")
+        assert name in ids and f"{name}_check" in ids, f"{name}: exercise and visible check cells"
