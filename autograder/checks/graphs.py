@@ -21,7 +21,7 @@ from .compare import CheckFailed, assert_close, case_label, fail, passed
 
 __all__ = [
     "check_square_if_positive", "check_noisy_square", "check_accumulator",
-    "check_celsius_to_fahrenheit", "check_grad_through",
+    "check_make_celsius_to_fahrenheit", "check_grad_through",
     "is_tf_function", "require_tf_function", "call_graph", "tracing_count", "graph_op_types",
     "printed_lines",
 ]
@@ -34,12 +34,14 @@ def is_tf_function(fn) -> bool:
     return isinstance(fn, tf.types.experimental.PolymorphicFunction)
 
 
-def require_tf_function(fn, name: str) -> None:
-    """Fail unless ``fn`` is a ``tf.function``: the exercise is about what happens in a graph."""
+def require_tf_function(fn, name: str, fix: str | None = None) -> None:
+    """Fail unless ``fn`` is a ``tf.function``: the exercise is about what happens in a graph.
+    ``fix`` says how to make one (default: decorate ``def name``)."""
     __tracebackhide__ = True
     if not is_tf_function(fn):
-        fail(f"{name} is not a tf.function, so it would run eagerly and the check could not test "
-             f"graph mode. Put @tf.function on the line above `def {name}`.")
+        fix = fix or f"Put @tf.function on the line above `def {name}`."
+        fail(f"{name} is not a tf.function (got {type(fn).__name__}), so it would run eagerly "
+             f"and the check could not test graph mode. {fix}")
 
 
 def tracing_count(fn) -> int:
@@ -218,40 +220,42 @@ def check_accumulator(cls, cases=None, hidden=False):
     passed(name, len(cases))
 
 
-def check_celsius_to_fahrenheit(fn, cases=None, hidden=False):
-    """Check ``celsius_to_fahrenheit(c)``: ``c * 9 / 5 + 32`` as a ``tf.function`` that traces
-    once for every float32 input, Python floats and tensors of any shape included.
+def check_make_celsius_to_fahrenheit(make_fn, cases=None, hidden=False):
+    """Check ``make_celsius_to_fahrenheit()``: it returns a ``tf.function`` computing
+    ``c * 9 / 5 + 32`` that traces once for every float32 input, Python floats and tensors of
+    any shape included.
 
-    Every case is called twice; values are compared with NumPy, and the number of new traces
-    over all the calls must be at most 1 (0 if the function was already traced). A plain
-    ``tf.function`` retraces for every new Python float (the value is part of the trace key) and
-    ``reduce_retracing=True`` does not change that; an ``input_signature`` with
+    The check makes a fresh function with ``make_fn()``, calls it twice per case, compares with
+    NumPy, and expects exactly one trace over all the calls. A plain ``tf.function`` retraces for
+    every new Python float (the value is part of the trace key) and ``reduce_retracing=True``
+    does not change that; an ``input_signature`` with
     ``tf.TensorSpec(shape=None, dtype=tf.float32)`` does.
 
     Args:
-        fn: the student's ``tf.function``.
+        make_fn: the student's function of no arguments returning the ``tf.function``.
         cases: inputs: Python floats or nested lists of floats; default ``[0.0, 100.0, -40.0]``.
     """
     __tracebackhide__ = True
     cases = [0.0, 100.0, -40.0] if cases is None else cases
-    name = "celsius_to_fahrenheit"
-    require_tf_function(fn, name)
-    before = tracing_count(fn)
+    name = "make_celsius_to_fahrenheit()"
+    fn = call_graph(make_fn, what="make_celsius_to_fahrenheit()")
+    require_tf_function(fn, "The function returned by make_celsius_to_fahrenheit()",
+                        fix="Return tf.function(fahrenheit, input_signature=[...]).")
     for index, c in enumerate(cases):
         label = case_label(c, hidden, index)
         expected = np.asarray(c, np.float32) * 9 / 5 + 32
         for _ in range(2):
-            got = call_graph(fn, c, what=f"{name} ({label})")
-            assert_close(got, expected, f"{name} ({label})", rtol=1e-5, atol=1e-4,
+            got = call_graph(fn, c, what=f"{name} called on {label}")
+            assert_close(got, expected, f"{name} called on {label}", rtol=1e-5, atol=1e-4,
                          check_dtype="float")
-    traces = tracing_count(fn) - before
+    traces = tracing_count(fn)
     if traces > 1:
         fail(f"{name} gave the right values but traced {traces} times for {len(cases)} inputs: "
-             f"each new Python float (or shape) made a new graph. Give the decorator an "
-             f"input_signature, @tf.function(input_signature=[tf.TensorSpec(shape=None, "
+             f"each new Python float (or shape) made a new graph. Pass an input_signature, "
+             f"tf.function(fahrenheit, input_signature=[tf.TensorSpec(shape=None, "
              f"dtype=tf.float32)]), so every input is converted to one float32 tensor and one "
              f"graph serves all calls (reduce_retracing=True does not help with Python numbers).")
-    passed(name, len(cases))
+    passed("make_celsius_to_fahrenheit", len(cases))
 
 
 # f, its derivative (analytic), and a name, for check_grad_through. Each f is a tf.function.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-from .settings import configure
+from .settings import CELL_TIMEOUT_S, configure
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +20,8 @@ def assignments(root: Path = REPO_ROOT) -> list[str]:
 
 def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
                     db_url: str | None = None, release_dir: Path | None = None,
-                    submitted_dir: Path | None = None, workdir: Path | None = None) -> Config:
+                    submitted_dir: Path | None = None, workdir: Path | None = None,
+                    cell_timeout_s: int = CELL_TIMEOUT_S) -> Config:
     """The course's nbgrader ``Config`` with its directories resolved for one run.
 
     Args:
@@ -30,9 +31,10 @@ def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
         release_dir: where released notebooks go; default ``<root>/notebooks``.
         submitted_dir: folder in nbgrader's ``<student>/<assignment>/<notebook>.ipynb`` layout.
         workdir: where ``autograded/`` and ``feedback/`` go.
+        cell_timeout_s: per-cell time limit of graded runs, seconds.
     """
     c = Config()
-    configure(c)
+    configure(c, cell_timeout_s)
     c.CourseDirectory.root = str(root)
     if release_dir is not None:
         c.CourseDirectory.release_directory = str(Path(release_dir).resolve())
@@ -45,6 +47,8 @@ def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
         db_path = db_path or workdir / "gradebook.db"
     if db_url is None and db_path is None:
         db_path = Path(tempfile.mkdtemp(prefix="gradebook-")) / "gradebook.db"
+    if db_url is None:
+        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
     c.CourseDirectory.db_url = db_url or sqlite_url(db_path)
     return c
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import re
 import shutil
 import time
 import warnings
@@ -33,7 +34,8 @@ from sqlalchemy.exc import SAWarning
 from .course import REPO_ROOT, assignments, nbgrader_api, nbgrader_config, sqlite_url
 from .parallel import default_workers, run_workers
 from .release import release
-from .submissions import Submission, find_submissions, stage
+from .settings import CELL_TIMEOUT_S
+from .submissions import Submission, find_submissions, restored_cells, stage
 
 # Memory one grading worker and its kernel may map, in MiB (TensorFlow alone maps about 2 GiB of
 # address space on import; a student's runaway allocation stops here, not at the machine's end).
@@ -48,7 +50,10 @@ class NotebookGrade:
 
     ``scores`` maps each graded cell's ``grade_id`` to ``(score, max_score)`` in points;
     ``messages`` maps the ``grade_id`` of each failed graded cell to its first error line;
-    ``problem`` says why the notebook was not graded (or only partly), else None.
+    ``problem`` says why the notebook was not graded (or only partly), else None;
+    ``restored`` lists the locked cells the student deleted or changed, which nbgrader restored
+    from the source before grading; ``executed`` is False for a notebook that was missing or not
+    a valid notebook (it scores 0 without running).
     """
     student_id: str
     assignment_id: str
@@ -56,6 +61,8 @@ class NotebookGrade:
     scores: dict[str, tuple[float, float]] = field(default_factory=dict)
     messages: dict[str, str] = field(default_factory=dict)
     problem: str | None = None
+    restored: list[str] = field(default_factory=list)
+    executed: bool = False
 
     @property
     def score(self) -> float:
@@ -78,7 +85,8 @@ class GradeRun:
 
 def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | None = None,
                 workers: int | None = None, db_url: str | None = None, root: Path = REPO_ROOT,
-                memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB, force: bool = False,
+                memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
+                cell_timeout_s: int = CELL_TIMEOUT_S, force: bool = False,
                 feedback: bool = True, progress: bool = True) -> GradeRun:
     """Autograde every submission in ``submitted_dir`` into one gradebook.
 
@@ -90,6 +98,7 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         workers: submissions executed at once; default the number of cores.
         db_url: SQLAlchemy URL of the gradebook (e.g. ``postgresql://...``); default SQLite.
         memory_limit_mb: address-space limit of each worker and its kernel, MiB; None for none.
+        cell_timeout_s: time limit of one cell, seconds; a cell past it scores 0 (G01).
         force: grade again submissions already recorded with the same sources.
         feedback: write per-student feedback HTML.
         progress: show a progress bar.
@@ -136,7 +145,7 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         jobs[sub.key] = {
             "root": str(root), "submitted_dir": str(staged_dir), "scratch_dir": str(scratch),
             "db_path": str(scratch / "gradebook.db"), "assignment_id": sub.assignment_id,
-            "student_id": sub.student_id,
+            "student_id": sub.student_id, "cell_timeout_s": cell_timeout_s,
             "memory_limit_bytes": memory_limit_mb * 2**20 if memory_limit_mb else None,
         }
     results = run_workers(jobs, workers or default_workers(), timeout_s=WORKER_TIMEOUT_S,
@@ -144,7 +153,7 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
 
     for sub in todo:
         result = results[sub.key]
-        reason = "" if result.success else failure_reason(result.error)
+        reason = "" if result.success else failure_reason(result.error, result.log)
         record(config, sub, scratch_root / sub.student_id / sub.assignment_id / "autograded",
                reason)
         _write_record(out, sub, {
@@ -155,21 +164,26 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     grades = collect(config, subs, out)
     if feedback:
         write_feedback(config, [s for s in subs if s.notebooks.keys() - s.problems.keys()])
-    from .reports import write_exports
+    from .reports import write_exports, write_summary
 
     write_exports(config, grades, out)
+    write_summary(grades, out)
     return GradeRun(out, grades, time.perf_counter() - started, len(todo),
                     len(subs) - len(todo) - invalid)
 
 
-def failure_reason(error: str) -> str:
-    """A student-readable reason from a failed worker's error text (G02 and friends)."""
-    if "DeadKernelError" in error or "Kernel died" in error or "kernel died" in error.lower():
+def failure_reason(error: str, log: str = "") -> str:
+    """A readable reason from a failed worker's error text and nbgrader log (G02 and friends)."""
+    text = error + "\n" + log
+    if "DeadKernelError" in text or "Kernel died" in text:
         return "the kernel died before all cells ran (out of memory, or os._exit?)"
+    if "MemoryError" in text:
+        return "the notebook ran out of memory"
     if "longer than" in error:
         return error
-    last = [line for line in error.strip().splitlines() if line.strip()]
-    return "grading failed: " + (last[-1][:300] if last else "unknown error")
+    causes = [line.strip() for line in text.splitlines()
+              if re.match(r"\s*[\w.]+(Error|Exception): ", line) and "NbGraderException" not in line]
+    return "grading failed: " + (causes[-1][:300] if causes else "unknown error (see the log)")
 
 
 @contextmanager
@@ -226,6 +240,10 @@ def collect(config, subs: list[Submission], out: Path) -> list[NotebookGrade]:
                 except MissingEntry:
                     grade.scores = {c.name: (0.0, float(c.max_score))
                                     for c in notebook.grade_cells if c.max_score}
+                released = out / "release" / sub.assignment_id / f"{notebook.name}.ipynb"
+                grade.executed = notebook.name in sub.notebooks and notebook.name not in sub.problems
+                if grade.executed:
+                    grade.restored = restored_cells(sub.notebooks[notebook.name], released)
                 path = folder / f"{notebook.name}.ipynb"
                 if path.exists():
                     grade.messages = failure_messages(path)

@@ -7,7 +7,7 @@ import os
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade
-from traitlets import Unicode
+from traitlets import Integer, Unicode
 
 from .settings import TF_LOG_LINE
 
@@ -37,6 +37,25 @@ class QuietTensorFlowStderr(NbGraderPreprocessor):
                     output.text = "".join("[stderr] " + line for line in kept)
             outputs.append(output)
         cell.outputs = outputs
+        return cell, resources
+
+
+class NameTimeouts(NbGraderPreprocessor):
+    """Say "timed out" where a cell was stopped for running past its time limit (G01).
+
+    nbgrader's ``Execute`` interrupts such a cell, so its output is a ``KeyboardInterrupt``; in a
+    grading run nobody presses Ctrl-C, so that error always means the time limit.
+    """
+
+    cell_timeout_s = Integer(0, help="the per-cell time limit, seconds").tag(config=True)
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "code":
+            for output in cell.outputs:
+                if output.output_type == "error" and output.ename == "KeyboardInterrupt":
+                    output.ename = "CellTimeoutError"
+                    output.evalue = f"timed out after {self.cell_timeout_s} s (an infinite loop?)"
+                    output.traceback = [f"CellTimeoutError: {output.evalue}"]
         return cell, resources
 
 

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import csv
+import re
+from collections import Counter
 from pathlib import Path
 
 from .grade import NotebookGrade
@@ -19,12 +21,12 @@ def write_exports(config, grades: list[NotebookGrade], out: Path) -> None:
     with open(out / "scores_by_exercise.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student_id", "assignment_id", "notebook_id", "grade_id", "score",
-                         "max_score", "message", "problem"])
+                         "max_score", "message", "problem", "restored_cells"])
         for g in grades:
             for grade_id, (score, max_score) in g.scores.items():
                 writer.writerow([g.student_id, g.assignment_id, g.notebook_id, grade_id,
                                  f"{score:g}", f"{max_score:g}", g.messages.get(grade_id, ""),
-                                 g.problem or ""])
+                                 g.problem or "", "; ".join(g.restored)])
 
 
 def score_table(grades: list[NotebookGrade]) -> str:
@@ -44,6 +46,8 @@ def score_table(grades: list[NotebookGrade]) -> str:
             row.append(f"{g.score:g}/{g.max_score:g}")
             if g.problem:
                 row.append(g.problem)
+            if g.restored:
+                row.append("restored from the source: " + ", ".join(g.restored))
             table.append(row)
         widths = [max(len(r[i]) for r in table if i < len(r)) for i in range(len(header))]
         lines.append(f"\n== {assignment_id}")
@@ -61,3 +65,73 @@ def score_table(grades: list[NotebookGrade]) -> str:
 
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+def class_summary(grades: list[NotebookGrade], top: int = 10) -> str:
+    """What the class got wrong: per graded cell, the share of graded notebooks that passed it,
+    then the ``top`` failure messages given most often (mistake ids group alike messages)."""
+    graded = [g for g in grades if g.executed]
+    lines = ["Pass rate per exercise (notebooks that were graded):"]
+    for (assignment_id, cell), (passed, total) in sorted(pass_rates(graded).items()):
+        lines.append(f"  {assignment_id} / {cell.removeprefix('test_'):<28} "
+                     f"{passed:>3}/{total:<3} {100 * passed / total:5.1f}%")
+    counts = Counter(_message_kind(m) for g in graded for m in g.messages.values())
+    if counts:
+        lines.append(f"Most frequent reasons for lost points (top {top}):")
+        for kind, n in counts.most_common(top):
+            lines.append(f"  {n:>3} x {kind}")
+    invalid = [g for g in grades if not g.executed]
+    if invalid:
+        lines.append("Not graded:")
+        lines += [f"  {g.student_id} / {g.assignment_id}: {g.problem}" for g in invalid]
+    return "\n".join(lines)
+
+
+def pass_rates(grades: list[NotebookGrade]) -> dict[tuple[str, str], tuple[int, int]]:
+    """(assignment_id, grade_id) -> (notebooks with full points on that cell, notebooks)."""
+    rates: dict[tuple[str, str], list[int]] = {}
+    for g in grades:
+        for cell, (score, max_score) in g.scores.items():
+            entry = rates.setdefault((g.assignment_id, cell), [0, 0])
+            entry[0] += score >= max_score
+            entry[1] += 1
+    return {key: (p, t) for key, (p, t) in rates.items()}
+
+
+def _message_kind(message: str) -> str:
+    """Group a failure message: by its mistake id when it names one, else by its first words."""
+    match = re.search(r"\[(M\d\d): ([^\]]+)\]", message)
+    if match:
+        return f"{match.group(1)}: {match.group(2)}"
+    return _clip(message, 90)
+
+
+def write_summary(grades: list[NotebookGrade], out: Path) -> list[Path]:
+    """Write ``summary.txt`` (:func:`class_summary`), ``score_histogram.png`` (share of points per
+    student and assignment) and ``pass_rates.png`` (pass rate per exercise) into ``out``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    (out / "summary.txt").write_text(class_summary(grades) + "\n")
+    graded = [g for g in grades if g.max_score]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.hist([100 * g.score / g.max_score for g in graded], bins=10, range=(0, 100),
+            color="#4c72b0", edgecolor="white")
+    ax.set(xlabel="score (% of the notebook's points)", ylabel="notebooks",
+           title="Score distribution")
+    fig.tight_layout()
+    fig.savefig(out / "score_histogram.png", dpi=120)
+    plt.close(fig)
+
+    rates = sorted(pass_rates([g for g in grades if g.executed]).items())
+    fig, ax = plt.subplots(figsize=(7, 0.3 * len(rates) + 1.2))
+    labels = [f"{a[:2]} {c.removeprefix('test_')}" for (a, c), _ in rates]
+    ax.barh(labels, [100 * p / t for _, (p, t) in rates], color="#55a868")
+    ax.invert_yaxis()
+    ax.set(xlim=(0, 100), xlabel="notebooks passing (%)", title="Pass rate per exercise")
+    fig.tight_layout()
+    fig.savefig(out / "pass_rates.png", dpi=120)
+    plt.close(fig)
+    return [out / "summary.txt", out / "score_histogram.png", out / "pass_rates.png"]

@@ -16,12 +16,13 @@ KERNEL_STARTUP_TIMEOUT_S = 120
 KERNEL_NAME = "python3"
 
 # Environment of every kernel started by a grading or validation run. TF_CPP_MIN_LOG_LEVEL quiets
-# most of TensorFlow's C++ log; WORKBOOK_FAST shrinks heavy cells (see utils.fast_mode); Agg keeps
-# matplotlib off any display.
+# most of TensorFlow's C++ log; WORKBOOK_FAST shrinks heavy cells (see utils.fast_mode).
+# Graded kernels run on the CPU (CUDA_VISIBLE_DEVICES empty): the same results for every
+# student, and the address-space memory limit of a grading worker stays meaningful.
 KERNEL_ENV = {
+    "CUDA_VISIBLE_DEVICES": "",
     "TF_CPP_MIN_LOG_LEVEL": "3",
     "WORKBOOK_FAST": "1",
-    "MPLBACKEND": "Agg",
     "PYTHONWARNINGS": "ignore",
 }
 
@@ -49,8 +50,10 @@ def apply_kernel_env() -> None:
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
-def configure(c) -> None:
+def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S) -> None:
     """Fill a traitlets ``Config`` ``c`` with the course's nbgrader settings.
+
+    ``cell_timeout_s`` is the per-cell time limit of graded runs, in seconds.
 
     Directories are relative to the course root (the repository): ``solutions`` is nbgrader's
     source directory and ``notebooks`` its release directory.
@@ -60,22 +63,26 @@ def configure(c) -> None:
         LimitOutput, SaveAutoGrades)
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 
-    from .preprocessors import HideTracebacks, QuietTensorFlowStderr
+    from .preprocessors import HideTracebacks, NameTimeouts, QuietTensorFlowStderr
 
     apply_kernel_env()
     c.CourseDirectory.source_directory = "solutions"
     c.CourseDirectory.release_directory = "notebooks"
     c.CourseDirectory.course_id = "tf-autodiff-workbook"
 
-    c.Execute.timeout = CELL_TIMEOUT_S
+    c.Execute.timeout = cell_timeout_s
     c.Execute.startup_timeout = KERNEL_STARTUP_TIMEOUT_S
     c.Execute.kernel_name = KERNEL_NAME
     c.Execute.interrupt_on_timeout = True
+    # G07: a flood of output (10^5 tf.print lines) may still be arriving after the cell's reply;
+    # wait for it a while, then go on with what came (it is truncated below anyway).
+    c.Execute.iopub_timeout = 30
+    c.Execute.raise_on_iopub_timeout = False
     # G01: a cell past its time limit is interrupted, scores 0 and says why; the rest still runs.
     c.Execute.error_on_timeout = {
         "ename": "CellTimeoutError",
-        "evalue": f"timed out after {CELL_TIMEOUT_S} s (an infinite loop?)",
-        "traceback": [f"CellTimeoutError: timed out after {CELL_TIMEOUT_S} s (an infinite loop?)"],
+        "evalue": f"timed out after {cell_timeout_s} s (an infinite loop?)",
+        "traceback": [f"CellTimeoutError: timed out after {cell_timeout_s} s (an infinite loop?)"],
     }
 
     # G03/G04: graded cells a student deleted are restored from the source.
@@ -84,6 +91,7 @@ def configure(c) -> None:
 
     c.Autograde.autograde_preprocessors = [
         Execute,
+        NameTimeouts,
         QuietTensorFlowStderr,
         ClearMetadataPreprocessor,
         LimitOutput,
@@ -91,6 +99,7 @@ def configure(c) -> None:
         AssignLatePenalties,
         CheckCellMetadata,
     ]
+    c.NameTimeouts.cell_timeout_s = cell_timeout_s
     c.LimitOutput.max_lines = MAX_OUTPUT_LINES
     c.LimitOutput.max_traceback = 100
     # Feedback: scores, but no hidden test source and no traceback that could quote it.

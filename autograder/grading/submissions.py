@@ -89,3 +89,24 @@ def stage(sub: Submission, staged_root: Path) -> Path:
         if path.is_file() and not (path.suffix == ".ipynb" and path.stem in sub.problems):
             shutil.copy2(path, dest / path.name)
     return dest
+
+
+def restored_cells(submitted: Path, released: Path) -> list[str]:
+    """The locked cells of the release that ``submitted`` lacks or changed, each as
+    ``"<grade_id> (deleted|edited|changed to <type>)"``. nbgrader restores them from the source
+    before grading (G03, G04); the report tells the instructor it did."""
+    mine = {c.metadata.get("nbgrader", {}).get("grade_id"): c
+            for c in nbformat.read(submitted, as_version=4).cells}
+    notes = []
+    for cell in nbformat.read(released, as_version=4).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta.get("locked"):
+            continue
+        theirs = mine.get(meta.get("grade_id"))
+        if theirs is None:
+            notes.append(f"{meta['grade_id']} (deleted)")
+        elif theirs.cell_type != cell.cell_type:
+            notes.append(f"{meta['grade_id']} (changed to {theirs.cell_type})")
+        elif theirs.source.strip() != cell.source.strip():
+            notes.append(f"{meta['grade_id']} (edited)")
+    return notes

@@ -4,7 +4,7 @@ The grading run starts one such process per submission, several at a time
 (:mod:`autograder.grading.parallel`). Each has its own copy of the gradebook, so workers never share
 a database; the run then records the grades into the real gradebook one at a time
 (:func:`autograder.grading.grade.record`). The job file holds: root, submitted_dir, scratch_dir,
-db_path, assignment_id, student_id, memory_limit_bytes (or null). The process prints one JSON line:
+db_path, assignment_id, student_id, cell_timeout_s, memory_limit_bytes (or null). The process prints one JSON line:
 ``{"success": bool, "error": str, "log": str}``.
 """
 from __future__ import annotations
@@ -26,7 +26,8 @@ def run(job: dict) -> dict:
 
     config = nbgrader_config(Path(job["root"]), db_path=Path(job["db_path"]),
                              submitted_dir=Path(job["submitted_dir"]),
-                             workdir=Path(job["scratch_dir"]))
+                             workdir=Path(job["scratch_dir"]),
+                             cell_timeout_s=job["cell_timeout_s"])
     api = nbgrader_api(config)
     result = api.autograde(job["assignment_id"], job["student_id"], force=True, create=True)
     return {"success": bool(result.get("success")), "error": result.get("error", ""),
