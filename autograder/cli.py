@@ -44,9 +44,13 @@ def main(argv: list[str] | None = None) -> int:
                             "(default: SQLite in the output folder)")
         p.add_argument("--memory-limit-mb", type=int, default=None,
                        help="memory limit of each notebook's kernel, MiB (default: 8192; 0: none)")
+        p.add_argument("--cell-timeout", type=int, default=None,
+                       help="time limit of one cell, seconds (default: 120)")
         p.add_argument("--force", action="store_true",
                        help="grade again submissions already graded with the same files")
         p.add_argument("--no-feedback", action="store_true", help="skip feedback HTML")
+        p.add_argument("--course-root", type=Path, default=None,
+                       help="folder holding solutions/ (default: this workbook)")
 
     args = parser.parse_args(argv)
     from .grading import release
@@ -74,9 +78,12 @@ def grade(args) -> int:
         print(f"course grade: {args.submitted} is not a folder", file=sys.stderr)
         return 2
     limit = DEFAULT_MEMORY_LIMIT_MB if args.memory_limit_mb is None else args.memory_limit_mb or None
+    extra = {"root": args.course_root.resolve()} if args.course_root else {}
+    if args.cell_timeout:
+        extra["cell_timeout_s"] = args.cell_timeout
     run = grade_class(args.submitted, args.out, assignment_ids=args.assignments,
                       workers=args.workers, db_url=args.db_url, memory_limit_mb=limit,
-                      force=args.force, feedback=not args.no_feedback)
+                      force=args.force, feedback=not args.no_feedback, **extra)
     print(score_table(run.grades))
     n = len(run.grades)
     print(f"\n{n} notebooks ({run.graded_now} graded now, {run.reused} unchanged since the last "

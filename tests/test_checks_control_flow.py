@@ -186,3 +186,10 @@ def test_sum_even_rejects_sum_of_odd_items():
             total += item
         return total
     fails_with(checks.check_sum_even, sum_odd, None, "expected")
+
+
+def test_count_word_reports_unwritten_exercise():
+    def blank(labels, word):
+        raise NotImplementedError()
+
+    fails_with(checks.check_count_word, blank, None, "not written yet")

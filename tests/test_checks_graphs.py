@@ -235,3 +235,12 @@ def test_capture_output_redirects_logging_handlers_that_write_to_stderr(capfd):
     assert handler.stream is sys.stderr  # restored
     captured = capfd.readouterr()
     assert "a logged line" not in captured.out + captured.err
+
+
+def test_unwritten_exercise_is_reported_as_not_written_yet():
+    @tf.function
+    def blank(x):
+        raise NotImplementedError()
+
+    error = fails_with(checks.check_noisy_square, blank, None, "not written yet")
+    assert "raise NotImplementedError()" in str(error)

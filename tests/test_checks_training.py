@@ -275,3 +275,10 @@ def test_final_model_threshold_passes_trained_and_fails_untrained(capsys):
               shuffle=False)
     checks.check_final_model(model, splits.x_test, splits.y_test, threshold=0.9)
     assert "final model: accuracy" in capsys.readouterr().out
+
+
+def test_make_eval_step_rejects_missing_accuracy_update():
+    def forgets(model, loss_fn, loss_metric, acc_metric):
+        return make_eval_step(model, loss_fn, loss_metric,
+                              tf.keras.metrics.SparseCategoricalAccuracy())
+    fails(checks.check_make_eval_step, forgets, says="acc_metric was never updated")

@@ -50,7 +50,8 @@ def tracing_count(fn) -> int:
 
 
 def call_graph(fn, *args, what: str):
-    """Call ``fn(*args)`` and name the known mistakes TensorFlow reports with an exception.
+    """Call the student's ``fn(*args)`` (a graph or not) and turn any exception into a message;
+    known mistakes TensorFlow reports with an exception are named.
 
     Raises:
         CheckFailed: M09 for ``OperatorNotAllowedInGraphError`` (a Python ``if``/``while`` on a
@@ -63,6 +64,9 @@ def call_graph(fn, *args, what: str):
         return fn(*args)
     except CheckFailed:
         raise
+    except NotImplementedError:
+        fail(f"{what}: not written yet (it raises NotImplementedError). Replace "
+             f"`raise NotImplementedError()` with your code.")
     except tf.errors.OperatorNotAllowedInGraphError as error:
         fail(f"{what} raised OperatorNotAllowedInGraphError: in a graph a tensor has no Python "
              f"truth value, so `if tensor:` (or `while tensor:`) cannot run. AutoGraph converts "
@@ -202,10 +206,7 @@ def check_accumulator(cls, cases=None, hidden=False):
     for index, values in enumerate(cases):
         label = case_label(values, hidden, index)
         for _ in range(2):  # a second instance must not share the first one's total
-            try:
-                acc = cls()
-            except Exception as error:
-                fail(f"{name}() raised {type(error).__name__}: {_first_line(error)}")
+            acc = call_graph(cls, what=f"{name}()")
             require_tf_function(acc.add, "Accumulator.add")
             expected = np.cumsum(np.asarray(values, np.float32))
             for step, (x, want) in enumerate(zip(values, expected)):

@@ -381,6 +381,9 @@ def check_make_eval_step(fn, cases=None, hidden=False):
                          "loss_metric.update_state(loss)", rtol=1e-4, atol=1e-5)
             got_acc = float(acc_metric.result())
             if not np.isclose(got_acc, hits / n, atol=1e-6):
+                if float(acc_metric.count) == 0:
+                    fail("acc_metric was never updated: call acc_metric.update_state(y, logits) "
+                         "in eval_step.")
                 fail(f"acc_metric after {call + 1} calls of eval_step ({label}) should be "
                      f"{hits / n:.4f}, got {got_acc:.4f}: call acc_metric.update_state(y, logits), "
                      "labels first.")
@@ -406,6 +409,7 @@ def check_fit(fn, cases=None, hidden=False):
     Args:
         fn: the student's function.
         cases: list of ``(seed, epochs, n_train)``.
+    Mistakes named: M05 and M07 when the train step that ``fit`` builds fails with them.
     """
     __tracebackhide__ = True
     from utils.data import load_digits_splits, make_dataset
@@ -420,7 +424,18 @@ def check_fit(fn, cases=None, hidden=False):
         model = _small_model(seed, hidden=32)
         optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
         start_weights = [v.numpy().copy() for v in model.trainable_variables]
-        history = fn(model, optimizer, train_ds, val_ds, epochs)
+        try:
+            history = fn(model, optimizer, train_ds, val_ds, epochs)
+        except ValueError as error:
+            if "No gradients provided" in str(error):
+                fail(f"fit failed ({label}): apply_gradients got no gradients. In the train step, "
+                     "compute the logits and the loss inside the `with tf.GradientTape() as "
+                     "tape:` block.", mistake="M05")
+            if _created_variable_error(error):
+                fail(f"fit failed ({label}): a tf.function creates a tf.Variable when called. "
+                     "Make the optimizer, metrics and model once, outside the steps.",
+                     mistake="M07")
+            raise
         if not isinstance(history, dict):
             fail(f"fit should return a dict of lists, got {type(history).__name__}.")
         for key in ("loss", "accuracy", "val_loss", "val_accuracy"):

@@ -4,8 +4,8 @@ The steps, for ``grade_class(submitted_dir, out)``:
 
 1. the assignments are released into the gradebook (nbgrader ``generate_assignment``), which
    records every graded cell and its points from ``solutions/``;
-2. each submission is validated (G05) and its gradable files are copied to ``<out>/staged``,
-   so nothing ever writes to the submitted files;
+2. each submission is validated (G05) and its gradable files are copied to a folder private to
+   the run (``<out>/runs/run-*/staged``), so nothing ever writes to the submitted files;
 3. workers execute the staged submissions in parallel, each with nbgrader's own ``autograde`` in a
    scratch course with a private copy of the gradebook (:mod:`.worker`, :mod:`.parallel`);
 4. one at a time, under a file lock, nbgrader's ``autograde`` runs again on the real gradebook with
@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 import shutil
+import tempfile
 import time
 import warnings
 from contextlib import contextmanager
@@ -111,15 +112,17 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     ids = assignment_ids or assignments(root)
-    staged_dir, scratch_root = out / "staged", out / "scratch"
+    # Staged copies and scratch courses are private to this run, so that two runs on the same
+    # output folder never touch each other's files; only the gradebook is shared, under a lock.
+    (out / "runs").mkdir(exist_ok=True)
+    run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=out / "runs"))
+    staged_dir, scratch_root = run_dir / "staged", run_dir / "scratch"
     db_url = db_url or sqlite_url(out / "gradebook.db")
     template_db = scratch_root / "template.db"
 
     with gradebook_lock(out):
         release(ids, root=root, release_dir=out / "release", db_url=db_url)
-        scratch_root.mkdir(parents=True, exist_ok=True)
-        template_db.unlink(missing_ok=True)
-        release(ids, root=root, release_dir=scratch_root / "release", db_path=template_db)
+    release(ids, root=root, release_dir=scratch_root / "release", db_path=template_db)
 
     subs = find_submissions(Path(submitted_dir), ids)
     config = nbgrader_config(root, db_url=db_url, submitted_dir=staged_dir, workdir=out)
@@ -138,8 +141,6 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     jobs = {}
     for sub in todo:
         scratch = scratch_root / sub.student_id / sub.assignment_id
-        if scratch.exists():
-            shutil.rmtree(scratch)
         scratch.mkdir(parents=True)
         shutil.copy(template_db, scratch / "gradebook.db")
         jobs[sub.key] = {
@@ -160,14 +161,16 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
             "sha256": _fingerprint(staged_dir / sub.student_id / sub.assignment_id),
             "problem": reason})
         shutil.rmtree(scratch_root / sub.student_id / sub.assignment_id, ignore_errors=True)
+    shutil.rmtree(run_dir, ignore_errors=True)
 
-    grades = collect(config, subs, out)
-    if feedback:
-        write_feedback(config, [s for s in subs if s.notebooks.keys() - s.problems.keys()])
     from .reports import write_exports, write_summary
 
-    write_exports(config, grades, out)
-    write_summary(grades, out)
+    with gradebook_lock(out):
+        grades = collect(config, subs, out)
+        if feedback:
+            write_feedback(config, [s for s in subs if s.notebooks.keys() - s.problems.keys()])
+        write_exports(config, grades, out)
+        write_summary(grades, out)
     return GradeRun(out, grades, time.perf_counter() - started, len(todo),
                     len(subs) - len(todo) - invalid)
 

@@ -17,10 +17,7 @@ KERNEL_NAME = "python3"
 
 # Environment of every kernel started by a grading or validation run. TF_CPP_MIN_LOG_LEVEL quiets
 # most of TensorFlow's C++ log; WORKBOOK_FAST shrinks heavy cells (see utils.fast_mode).
-# Graded kernels run on the CPU (CUDA_VISIBLE_DEVICES empty): the same results for every
-# student, and the address-space memory limit of a grading worker stays meaningful.
 KERNEL_ENV = {
-    "CUDA_VISIBLE_DEVICES": "",
     "TF_CPP_MIN_LOG_LEVEL": "3",
     "WORKBOOK_FAST": "1",
     "PYTHONWARNINGS": "ignore",

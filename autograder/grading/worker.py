@@ -10,6 +10,7 @@ db_path, assignment_id, student_id, cell_timeout_s, memory_limit_bytes (or null)
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 from pathlib import Path
@@ -36,6 +37,9 @@ def run(job: dict) -> dict:
 
 def main() -> int:
     job = json.loads(Path(sys.argv[1]).read_text())
+    # Graded kernels run on the CPU: the same results for every student, and CUDA's huge address
+    # space reservations do not collide with the memory limit.
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""
     limit_memory(job.get("memory_limit_bytes"))
     print(json.dumps(run(job)))
     return 0
