@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -181,32 +182,33 @@ def test_two_grade_commands_at_once_keep_the_gradebook_consistent(tmp_path):
     assert _submission_rows(out / "gradebook.db") == [(s, 3, 3.0) for s in students]
 
 
-def _start_postgres(tmp_path: Path):
+def _start_postgres():
+    """Start a throwaway PostgreSQL server on a Unix socket; returns (url, stop command, folder)."""
     initdb = shutil.which("initdb") or next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))), None)
     if not initdb:
         pytest.skip("no PostgreSQL server on this machine (initdb not found)")
-    pytest.importorskip("psycopg2")
+    pytest.importorskip("psycopg")
     bindir = Path(initdb).parent
-    data, sock = tmp_path / "pgdata", tmp_path / "pgsock"
-    sock.mkdir()
-    as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    if as_user:
-        shutil.chown(tmp_path, "postgres")
-        shutil.chown(sock, "postgres")
-        os.chmod(tmp_path, 0o755)
+    # PostgreSQL refuses to run as root: as root, run it as the postgres user, in a folder that
+    # user can reach (pytest's tmp_path is private to root).
+    folder = Path(tempfile.mkdtemp(prefix="pg-"))
+    os.chmod(folder, 0o755)
+    as_user = []
+    if os.geteuid() == 0:
+        as_user = ["runuser", "-u", "postgres", "--"]
+        shutil.chown(folder, "postgres")
+    data, sock = folder / "data", folder
     subprocess.run(as_user + [str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "grader"],
                    check=True, capture_output=True)
-    subprocess.run(as_user + [str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l", str(tmp_path / "pg.log"),
+    subprocess.run(as_user + [str(bindir / "pg_ctl"), "-D", str(data), "-w", "-l", str(folder / "pg.log"),
                     "-o", f"-k {sock} -c listen_addresses=''", "start"], check=True, capture_output=True)
-    subprocess.run(as_user + [str(bindir / "createdb"), "-h", str(sock), "-U", "grader", "course"],
-                   check=True, capture_output=True)
     stop = as_user + [str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"]
-    return f"postgresql://grader@/course?host={sock}", stop
+    return f"postgresql://grader@/postgres?host={sock}", stop, folder
 
 
 def test_postgresql_gradebook_gives_the_same_scores_as_sqlite(tmp_path, graded):
     _, _, by = graded
-    url, stop = _start_postgres(tmp_path)
+    url, stop, folder = _start_postgres()
     try:
         students = ["full", "g04_edited_locked", "g05_truncated"]
         submitted = _subset(tmp_path, students)
@@ -217,3 +219,4 @@ def test_postgresql_gradebook_gives_the_same_scores_as_sqlite(tmp_path, graded):
         assert "full" in (tmp_path / "out" / "grades.csv").read_text()
     finally:
         subprocess.run(stop, capture_output=True)
+        shutil.rmtree(folder, ignore_errors=True)

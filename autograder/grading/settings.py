@@ -26,7 +26,7 @@ KERNEL_ENV = {
 # TensorFlow's own log lines on stderr (C++ absl/glog lines, Python tf logger, CPU feature notice).
 # nbgrader scores any stderr in a test cell as 0; these lines are never the student's fault (G08).
 TF_LOG_LINE = re.compile(
-    r"^(?:[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [^\]]+\].*"
+    r"^(?:[IWEF]\d{4} \d\d:\d\d:\d+\.\d+\s+\d+ [^\]]+\].*"
     r"|WARNING: All log messages before absl::InitializeLog\(\) is called.*"
     r"|(?:WARNING|INFO|ERROR):tensorflow:.*"
     r"|To enable the following instructions:.*"

@@ -1,0 +1,83 @@
+"""Unit tests of the grading pipeline's small parts: stderr handling, timeouts, feedback
+tracebacks, failure reasons, the score table and the benchmark's synthetic class."""
+import nbformat
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from autograder.grading.benchmark import build_class
+from autograder.grading.course import assignments
+from autograder.grading.grade import NotebookGrade, failure_reason
+from autograder.grading.preprocessors import HideTracebacks, NameTimeouts, QuietTensorFlowStderr
+from autograder.grading.reports import class_summary, score_table
+
+TF_LOG = ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
+          "I0000 00:00:1796028359.377353    2077 port.cc:153] oneDNN custom operations are on.\n"
+          "WARNING:tensorflow:The dtype of the watched tensor must be floating (e.g. tf.float32)\n")
+
+
+def _cell(grade: bool, *outputs):
+    meta = {"nbgrader": {"grade": grade, "grade_id": "test_x", "points": 1, "solution": False,
+                         "locked": True, "schema_version": 3}}
+    cell = new_code_cell("x", metadata=meta)
+    cell.outputs = list(outputs)
+    return cell
+
+
+def test_tensorflow_log_lines_are_dropped_from_stderr():
+    cell = _cell(False, new_output("stream", name="stderr", text=TF_LOG))
+    cell, _ = QuietTensorFlowStderr().preprocess_cell(cell, {}, 0)
+    assert cell.outputs == []
+
+
+def test_other_stderr_in_a_graded_cell_is_shown_as_stdout_so_it_costs_no_points():
+    cell = _cell(True, new_output("stream", name="stderr", text=TF_LOG + "doubling 2\n"))
+    cell, _ = QuietTensorFlowStderr().preprocess_cell(cell, {}, 0)
+    assert [(o.name, o.text) for o in cell.outputs] == [("stdout", "[stderr] doubling 2\n")]
+
+
+def test_stderr_outside_graded_cells_stays_stderr():
+    cell = _cell(False, new_output("stream", name="stderr", text="a real warning\n"))
+    cell, _ = QuietTensorFlowStderr().preprocess_cell(cell, {}, 0)
+    assert [(o.name, o.text) for o in cell.outputs] == [("stderr", "a real warning\n")]
+
+
+def test_interrupted_cell_is_reported_as_a_timeout():
+    cell = _cell(True, new_output("error", ename="KeyboardInterrupt", evalue="", traceback=["..."]))
+    cell, _ = NameTimeouts(cell_timeout_s=7).preprocess_cell(cell, {}, 0)
+    assert (cell.outputs[0].ename, cell.outputs[0].evalue) == \
+        ("CellTimeoutError", "timed out after 7 s (an infinite loop?)")
+
+
+def test_feedback_tracebacks_keep_only_the_message():
+    tb = ["Traceback", "----> 3 check(fn, cases=[12.5, -3])  # hidden", "CheckFailed: expected 6"]
+    cell = _cell(True, new_output("error", ename="CheckFailed", evalue="expected 6", traceback=tb))
+    cell, _ = HideTracebacks().preprocess_cell(cell, {}, 0)
+    assert cell.outputs[0].traceback == ["CheckFailed: expected 6"]
+
+
+def test_failure_reason_names_a_dead_kernel_and_otherwise_the_root_cause():
+    assert "kernel died" in failure_reason("", "nbclient.exceptions.DeadKernelError: Kernel died")
+    log = "  ValueError: bad cell\nnbgrader.converters.base.NbGraderException: see above"
+    assert failure_reason("", log) == "grading failed: ValueError: bad cell"
+
+
+def test_score_table_shows_points_problems_and_messages():
+    grades = [NotebookGrade("ana", "01_x", "01_x", {"test_a": (2, 2), "test_b": (0, 3)},
+                            {"test_b": "CheckFailed: [M01: unwatched tf.constant] got None"}),
+              NotebookGrade("bo", "01_x", "01_x", {"test_a": (0, 2), "test_b": (0, 3)},
+                            problem="not a valid notebook: an HTML page saved as .ipynb")]
+    table = score_table(grades)
+    assert "ana      2/2  0/3  2/5" in table
+    assert "bo       0/2  0/3  0/5    not a valid notebook" in table
+    assert "ana / test_b: CheckFailed: [M01" in table
+    grades[0].executed = True
+    summary = class_summary(grades)
+    assert "01_x / a" in summary and "1/1" in summary and "1 x M01: unwatched tf.constant" in summary
+
+
+def test_benchmark_class_spans_every_assignment_with_twenty_students(tmp_path):
+    pairs = build_class(tmp_path, 20)
+    assert len({s for s, _ in pairs}) == 20
+    assert {a for _, a in pairs} == set(assignments())
+    for student_id, assignment_id in pairs:
+        [nb] = (tmp_path / student_id / assignment_id).glob("*.ipynb")
+        nbformat.read(nb, as_version=4)
