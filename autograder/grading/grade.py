@@ -128,39 +128,37 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     config = nbgrader_config(root, db_url=db_url, submitted_dir=staged_dir, workdir=out)
     _create_students(config, sorted({s.student_id for s in subs}))
 
-    todo: list[Submission] = []
-    invalid = 0
+    todo: dict[str, Submission] = {}
+    fingerprints: dict[str, str] = {}
     for sub in subs:
-        invalid += not (sub.notebooks.keys() - sub.problems.keys())
         if sub.notebooks.keys() - sub.problems.keys():
             stage(sub, staged_dir)
-            sha256 = _fingerprint(staged_dir / sub.student_id / sub.assignment_id)
-            if force or _read_record(out, sub).get("sha256") != sha256:
-                todo.append(sub)
+            fingerprints[sub.key] = _fingerprint(staged_dir / sub.student_id / sub.assignment_id)
+            if force or _read_record(out, sub).get("sha256") != fingerprints[sub.key]:
+                todo[sub.key] = sub
 
     jobs = {}
-    for sub in todo:
+    for key, sub in todo.items():
         scratch = scratch_root / sub.student_id / sub.assignment_id
         scratch.mkdir(parents=True)
         shutil.copy(template_db, scratch / "gradebook.db")
-        jobs[sub.key] = {
+        jobs[key] = {
             "root": str(root), "submitted_dir": str(staged_dir), "scratch_dir": str(scratch),
             "db_path": str(scratch / "gradebook.db"), "assignment_id": sub.assignment_id,
             "student_id": sub.student_id, "cell_timeout_s": cell_timeout_s,
             "memory_limit_bytes": memory_limit_mb * 2**20 if memory_limit_mb else None,
         }
-    results = run_workers(jobs, workers or default_workers(), timeout_s=WORKER_TIMEOUT_S,
-                          progress=progress)
 
-    for sub in todo:
-        result = results[sub.key]
+    def record_when_done(result) -> None:
+        # Runs in this process as each worker ends: an interrupted run keeps what it recorded.
+        sub = todo[result.key]
         reason = "" if result.success else failure_reason(result.error, result.log)
-        record(config, sub, scratch_root / sub.student_id / sub.assignment_id / "autograded",
-               reason)
-        _write_record(out, sub, {
-            "sha256": _fingerprint(staged_dir / sub.student_id / sub.assignment_id),
-            "problem": reason})
-        shutil.rmtree(scratch_root / sub.student_id / sub.assignment_id, ignore_errors=True)
+        record(config, sub, Path(jobs[result.key]["scratch_dir"]) / "autograded", reason)
+        _write_record(out, sub, {"sha256": fingerprints[result.key], "problem": reason})
+        shutil.rmtree(jobs[result.key]["scratch_dir"], ignore_errors=True)
+
+    run_workers(jobs, workers or default_workers(), timeout_s=WORKER_TIMEOUT_S,
+                on_done=record_when_done, progress=progress)
     shutil.rmtree(run_dir, ignore_errors=True)
 
     from .reports import write_exports, write_summary
@@ -172,7 +170,7 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         write_exports(config, grades, out)
         write_summary(grades, out)
     return GradeRun(out, grades, time.perf_counter() - started, len(todo),
-                    len(subs) - len(todo) - invalid)
+                    len(fingerprints) - len(todo))
 
 
 def failure_reason(error: str, log: str = "") -> str:

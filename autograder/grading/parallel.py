@@ -13,6 +13,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from tqdm.auto import tqdm
 
@@ -32,6 +33,7 @@ def default_workers() -> int:
 
 
 def run_workers(jobs: dict[str, dict], workers: int, *, timeout_s: float,
+                on_done: Callable[[WorkerResult], None] | None = None,
                 progress: bool = True) -> dict[str, WorkerResult]:
     """Run one worker process per job, at most ``workers`` at a time.
 
@@ -41,6 +43,7 @@ def run_workers(jobs: dict[str, dict], workers: int, *, timeout_s: float,
         workers: processes at once (>= 1).
         timeout_s: wall-clock limit of one worker, seconds; past it the worker is killed and the
             job reported as failed.
+        on_done: called in this thread with each result as soon as its worker ends.
         progress: show a tqdm bar with students done, failed and left, and the time remaining.
     Returns:
         job key -> :class:`WorkerResult`.
@@ -54,6 +57,8 @@ def run_workers(jobs: dict[str, dict], workers: int, *, timeout_s: float,
         for future in as_completed(futures):
             result = future.result()
             results[result.key] = result
+            if on_done:
+                on_done(result)
             failed += not result.success
             bar.set_postfix(done=len(results) - failed, failed=failed,
                             left=len(jobs) - len(results), refresh=False)
