@@ -315,3 +315,18 @@ def test_relu_custom_rejects_boolean_mask():
 
 def test_relu_custom_rejects_builtin_without_custom_backward():
     fails(checks.check_relu_custom, tf.nn.relu, says="custom_gradient")
+
+
+def test_train_with_optimizer_rejects_loss_that_does_not_fall():
+    def ascent(optimizer, x, y, w1, w2, steps):
+        losses = []
+        for _ in range(steps):
+            with tf.GradientTape() as tape:
+                loss = tf_loss(x, y, w1, w2)
+            grads = tape.gradient(loss, [w1, w2])
+            optimizer.apply_gradients(zip([-g for g in grads], [w1, w2]))
+            losses.append(float(loss))
+        return losses
+    with pytest.raises(CheckFailed, match="did not fall"):
+        checks.check_train_with_optimizer(ascent, cases=[
+            ("Adam", {"learning_rate": 0.01}, 3, 16, 20, 8, 5)])

@@ -282,3 +282,29 @@ def test_make_eval_step_rejects_missing_accuracy_update():
         return make_eval_step(model, loss_fn, loss_metric,
                               tf.keras.metrics.SparseCategoricalAccuracy())
     fails(checks.check_make_eval_step, forgets, says="acc_metric was never updated")
+
+
+def test_fit_rejects_training_loss_that_does_not_fall():
+    def ascent(model, optimizer, train_ds, val_ds, epochs):
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        history = {"loss": [], "accuracy": [], "val_loss": [], "val_accuracy": []}
+        val_loss, val_acc = tf.keras.metrics.Mean(), tf.keras.metrics.SparseCategoricalAccuracy()
+        eval_step = make_eval_step(model, loss_fn, val_loss, val_acc)
+        for _ in range(epochs):
+            losses = []
+            for x, y in train_ds:
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip([-g for g in grads], model.trainable_variables))
+                losses.append(float(loss))
+            val_loss.reset_state()
+            val_acc.reset_state()
+            for x, y in val_ds:
+                eval_step(x, y)
+            history["loss"].append(float(np.mean(losses)))
+            history["accuracy"].append(0.0)
+            history["val_loss"].append(float(val_loss.result()))
+            history["val_accuracy"].append(float(val_acc.result()))
+        return history
+    fails(checks.check_fit, ascent, says="did not fall")

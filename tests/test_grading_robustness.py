@@ -165,12 +165,12 @@ def test_interrupted_run_started_again_grades_only_the_rest(tmp_path):
 
 
 def test_grading_twice_leaves_one_grade_per_cell(tmp_path):
-    submitted, out = _subset(tmp_path, ["full", "g01_infinite_loop"]), tmp_path / "out"
+    submitted, out = _subset(tmp_path, ["full", "g04_edited_locked"]), tmp_path / "out"
     for _ in range(2):
         run = grade_class(submitted, out, root=COURSE, workers=2, progress=False,
                           feedback=False, force=True, cell_timeout_s=CELL_TIMEOUT_S)
     assert run.graded_now == 2
-    assert _submission_rows(out / "gradebook.db") == [("full", 3, 3.0), ("g01_infinite_loop", 3, 2.0)]
+    assert _submission_rows(out / "gradebook.db") == [("full", 3, 3.0), ("g04_edited_locked", 3, 2.0)]
 
 
 def test_two_grade_commands_at_once_keep_the_gradebook_consistent(tmp_path):

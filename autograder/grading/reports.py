@@ -127,7 +127,7 @@ def write_summary(grades: list[NotebookGrade], out: Path) -> list[Path]:
 
     rates = sorted(pass_rates([g for g in grades if g.executed]).items())
     fig, ax = plt.subplots(figsize=(7, 0.3 * len(rates) + 1.2))
-    labels = [f"{a[:2]} {c.removeprefix('test_')}" for (a, c), _ in rates]
+    labels = [f"{a.split('_')[0]} {c.removeprefix('test_')}" for (a, c), _ in rates]
     ax.barh(labels, [100 * p / t for _, (p, t) in rates], color="#55a868")
     ax.invert_yaxis()
     ax.set(xlim=(0, 100), xlabel="notebooks passing (%)", title="Pass rate per exercise")
