@@ -88,7 +88,8 @@ def grade(args) -> int:
     n = len(run.grades)
     print(f"\n{n} notebooks ({run.graded_now} graded now, {run.reused} unchanged since the last "
           f"run) in {run.seconds:.1f} s; outputs in {run.out}:")
-    for name in ("grades.csv", "scores_by_exercise.csv", "feedback/", "gradebook.db"):
+    for name in ("grades.csv", "scores_by_exercise.csv", "summary.txt", "score_histogram.png",
+                 "pass_rates.png", "feedback/", "gradebook.db"):
         if (run.out / name.rstrip("/")).exists():
             print(f"  {run.out / name}")
     return 0

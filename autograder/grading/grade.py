@@ -263,7 +263,7 @@ def failure_messages(path: Path) -> dict[str, str]:
             for output in cell.get("outputs", []):
                 if output.output_type == "error":
                     text = f"{output.ename}: {output.evalue}".strip()
-                    if output.ename == "NotImplementedError" and not output.evalue.strip():
+                    if output.ename == "NotImplementedError":  # the release's placeholder
                         text = "NotImplementedError: the exercise was not answered"
                     messages[meta["grade_id"]] = text.splitlines()[0]
                     break
