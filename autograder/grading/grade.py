@@ -146,7 +146,6 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
             "root": str(root), "submitted_dir": str(staged_dir), "scratch_dir": str(scratch),
             "db_path": str(scratch / "gradebook.db"), "assignment_id": sub.assignment_id,
             "student_id": sub.student_id, "cell_timeout_s": cell_timeout_s,
-            "memory_limit_bytes": memory_limit_mb * 2**20 if memory_limit_mb else None,
         }
 
     def record_when_done(result) -> None:
@@ -157,7 +156,8 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         _write_record(out, sub, {"sha256": fingerprints[result.key], "problem": reason})
         shutil.rmtree(jobs[result.key]["scratch_dir"], ignore_errors=True)
 
-    run_workers(jobs, workers or default_workers(), timeout_s=WORKER_TIMEOUT_S,
+    run_workers(jobs, workers or default_workers(), timeout_s=WORKER_TIMEOUT_S, log_dir=run_dir,
+                memory_limit_bytes=memory_limit_mb * 2**20 if memory_limit_mb else None,
                 on_done=record_when_done, progress=progress)
     shutil.rmtree(run_dir, ignore_errors=True)
 

@@ -1,14 +1,17 @@
-"""Execute one submission in a scratch course: ``python -m autograder.grading.worker JOB.json``.
+"""A grading worker: ``python -m autograder.grading.worker``, one long-lived process per worker.
 
-The grading run starts one such process per submission, several at a time
-(:mod:`autograder.grading.parallel`). Each has its own copy of the gradebook, so workers never share
-a database; the run then records the grades into the real gradebook one at a time
-(:func:`autograder.grading.grade.record`). The job file holds: root, submitted_dir, scratch_dir,
-db_path, assignment_id, student_id, cell_timeout_s, memory_limit_bytes (or null). The process prints one JSON line:
-``{"success": bool, "error": str, "log": str}``.
+It reads the path of a job file (JSON) per line on stdin, executes that submission with nbgrader's
+own ``autograde`` in a scratch course with a private copy of the gradebook, and writes one JSON line
+``{"success": bool, "error": str, "log": str}`` to stdout. Workers never share a database; the
+grading run records the grades into the real gradebook one at a time
+(:func:`autograder.grading.grade.record`). Staying alive between jobs saves the two seconds that
+importing nbgrader takes. A job holds: root, submitted_dir, scratch_dir, db_path, assignment_id,
+student_id, cell_timeout_s. The memory limit (``--memory-limit-bytes``) applies to this process and
+to every kernel it starts, which inherit it.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -23,6 +26,7 @@ def limit_memory(max_bytes: int | None) -> None:
 
 
 def run(job: dict) -> dict:
+    """Autograde one submission as the job describes; returns success, error text and log."""
     from .course import nbgrader_api, nbgrader_config
 
     config = nbgrader_config(Path(job["root"]), db_path=Path(job["db_path"]),
@@ -36,12 +40,25 @@ def run(job: dict) -> dict:
 
 
 def main() -> int:
-    job = json.loads(Path(sys.argv[1]).read_text())
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--memory-limit-bytes", type=int, default=0)
+    args = parser.parse_args()
     # Graded kernels run on the CPU: the same results for every student, and CUDA's huge address
-    # space reservations do not collide with the memory limit.
-    os.environ["CUDA_VISIBLE_DEVICES"] = ""
-    limit_memory(job.get("memory_limit_bytes"))
-    print(json.dumps(run(job)))
+    # space reservations do not collide with the memory limit. One thread each for TensorFlow and
+    # BLAS: the grading run already keeps every core busy with one worker per core.
+    os.environ.update(CUDA_VISIBLE_DEVICES="", TF_NUM_INTRAOP_THREADS="1",
+                      TF_NUM_INTEROP_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    limit_memory(args.memory_limit_bytes)
+    from .course import nbgrader_api  # noqa: F401  (import nbgrader once, before the first job)
+
+    for line in sys.stdin:
+        job = json.loads(Path(line.strip()).read_text())
+        try:
+            result = run(job)
+        except Exception as error:  # a broken job must not end the worker
+            result = {"success": False, "error": f"{type(error).__name__}: {error}", "log": ""}
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
     return 0
 
 
