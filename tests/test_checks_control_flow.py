@@ -2,21 +2,10 @@
 id of STUDENT_MISTAKES.md and a message that names the cause. Real TensorFlow, graph mode."""
 import sys
 
-import pytest
 import tensorflow as tf
 
 from autograder.checks import control_flow as checks
-from autograder.checks.compare import CheckFailed
-
-
-def fails_with(check, fn, mistake, *words, **kwargs):
-    """Run ``check(fn)``; it must fail naming ``mistake`` with every word in the message."""
-    with pytest.raises(CheckFailed) as info:
-        check(fn, **kwargs)
-    assert info.value.mistake == mistake, str(info.value)
-    for word in words:
-        assert word in str(info.value)
-    return info.value
+from tests.expect import fails_with
 
 
 # ------------------------------------------------------------------ classify

@@ -3,22 +3,11 @@ fail with the id of STUDENT_MISTAKES.md and a message that names the cause. Real
 import logging
 import sys
 
-import pytest
 import tensorflow as tf
 
 from autograder.checks import graphs as checks
 from autograder.checks.capture import capture_output
-from autograder.checks.compare import CheckFailed
-
-
-def fails_with(check, fn, mistake, *words, **kwargs):
-    """Run ``check(fn)``; it must fail naming ``mistake`` with every word in the message."""
-    with pytest.raises(CheckFailed) as info:
-        check(fn, **kwargs)
-    assert info.value.mistake == mistake, str(info.value)
-    for word in words:
-        assert word in str(info.value)
-    return info.value
+from tests.expect import fails_with
 
 
 # ------------------------------------------------------------------ square_if_positive (tf.cond)

@@ -4,21 +4,10 @@ STUDENT_MISTAKES.md and a message that names the cause. Real TensorFlow, no mock
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import tensorflow as tf
 
 from autograder.checks import tapes
-from autograder.checks.compare import CheckFailed
-
-
-def fails_with(check, fn, mistake, *words, **kwargs) -> CheckFailed:
-    """Run ``check(fn)``; assert it fails with ``mistake`` and a message holding ``words``."""
-    with pytest.raises(CheckFailed) as info:
-        check(fn, **kwargs)
-    assert info.value.mistake == mistake, str(info.value)
-    for word in words:
-        assert word in str(info.value), str(info.value)
-    return info.value
+from tests.expect import fails_with
 
 
 # ---------------------------------------------------------------- 01: square_grad

@@ -1,7 +1,7 @@
 """Unit tests of the grading pipeline's small parts: stderr handling, timeouts, feedback
 tracebacks, failure reasons, the score table and the benchmark's synthetic class."""
 import nbformat
-from nbformat.v4 import new_code_cell, new_notebook, new_output
+from nbformat.v4 import new_code_cell, new_output
 
 from autograder.grading.benchmark import build_class
 from autograder.grading.course import assignments

@@ -34,6 +34,15 @@ def is_tf_function(fn) -> bool:
     return isinstance(fn, tf.types.experimental.PolymorphicFunction)
 
 
+def created_variable_error(error: BaseException) -> bool:
+    """True when ``error`` is TensorFlow refusing to create a tf.Variable inside a tf.function on
+    a call after the first (M07; TF 2.21 says "only supports singleton tf.Variables created on the
+    first call")."""
+    text = str(error)
+    return isinstance(error, ValueError) and (
+        "singleton" in text or "Creating variables on a non-first call" in text)
+
+
 def require_tf_function(fn, name: str, fix: str | None = None) -> None:
     """Fail unless ``fn`` is a ``tf.function``: the exercise is about what happens in a graph.
     ``fix`` says how to make one (default: decorate ``def name``)."""
@@ -67,7 +76,7 @@ def call_graph(fn, *args, what: str):
     except NotImplementedError:
         fail(f"{what}: not written yet (it raises NotImplementedError). Replace "
              f"`raise NotImplementedError()` with your code.")
-    except tf.errors.OperatorNotAllowedInGraphError as error:
+    except tf.errors.OperatorNotAllowedInGraphError:
         fail(f"{what} raised OperatorNotAllowedInGraphError: in a graph a tensor has no Python "
              f"truth value, so `if tensor:` (or `while tensor:`) cannot run. AutoGraph converts "
              f"such an `if` to tf.cond, but only when it is on (not autograph=False) and the "

@@ -16,6 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from .compare import assert_close, case_label, fail, passed, to_numpy
+from .graphs import created_variable_error, is_tf_function
 
 __all__ = [
     "check_graph_backward_numpy",
@@ -37,18 +38,6 @@ def _unpack(result, n: int, name: str, names: str):
             else f"{len(result)} values"
         fail(f"{name} should return {n} values ({names}), got {got}.")
     return tuple(result)
-
-
-def _is_tf_function(fn) -> bool:
-    """True when ``fn`` was made by ``tf.function`` (and so runs as a graph)."""
-    return isinstance(fn, tf.types.experimental.PolymorphicFunction)
-
-
-def _created_variable_error(error: Exception) -> bool:
-    """True when ``error`` is TensorFlow refusing to create a variable inside a tf.function."""
-    text = str(error)
-    return isinstance(error, ValueError) and (
-        "singleton" in text or "Creating variables on a non-first call" in text)
 
 
 def two_layer_problem(seed: int = 0, n: int = 64, d: int = 1000, h: int = 100,
@@ -283,7 +272,7 @@ def check_sgd_step(fn, cases=None, hidden=False):
     tensor instead of ``w1.assign_sub(lr * g)``), M07 (a variable created inside the function).
     """
     __tracebackhide__ = True
-    if not _is_tf_function(fn):
+    if not is_tf_function(fn):
         fail("sgd_step should be decorated with @tf.function, so that the whole step (forward, "
              "backward and the in-place updates) runs as one graph.")
     cases = _sgd_cases() if cases is None else cases
@@ -298,7 +287,7 @@ def check_sgd_step(fn, cases=None, hidden=False):
             try:
                 loss = fn(tf.constant(x), tf.constant(y), w1, w2, lr)
             except Exception as error:
-                if _created_variable_error(error):
+                if created_variable_error(error):
                     fail(f"sgd_step raised ValueError for {label}: it creates a tf.Variable "
                          "inside the tf.function. The weights are the variables passed in; "
                          "update them with w1.assign_sub(...).", mistake="M07")
@@ -395,7 +384,7 @@ def check_train_with_optimizer(fn, cases=None, hidden=False):
                 fail(f"apply_gradients got no gradients for {label}: tape.gradient returned "
                      "None. Compute the loss inside the `with tf.GradientTape() as tape:` "
                      "block.", mistake="M05")
-            if _created_variable_error(error):
+            if created_variable_error(error):
                 fail(f"creating the optimizer's variables failed for {label}: one tf.function "
                      "shared by several optimizers creates their slot variables on a later call. "
                      "Define the decorated step inside train_with_optimizer (a new tf.function "

@@ -19,6 +19,7 @@ import numpy as np
 import tensorflow as tf
 
 from .compare import assert_close, case_label, fail, passed, to_numpy
+from .graphs import created_variable_error, is_tf_function
 
 __all__ = [
     "check_make_pipeline",
@@ -34,16 +35,6 @@ NUM_CLASSES = 10
 
 
 # ----------------------------------------------------------------------------- helpers
-def _is_tf_function(fn) -> bool:
-    return isinstance(fn, tf.types.experimental.PolymorphicFunction)
-
-
-def _created_variable_error(error: Exception) -> bool:
-    text = str(error)
-    return isinstance(error, ValueError) and (
-        "singleton" in text or "Creating variables on a non-first call" in text)
-
-
 def _indexed_data(n: int, seed: int):
     """Features whose every entry equals the row index (float64, as NumPy gives) and labels
     ``index % 10`` (int64), so a batch tells which rows it holds."""
@@ -262,7 +253,7 @@ def check_make_train_step(fn, cases=None, hidden=False):
         optimizer = tf.keras.optimizers.SGD(learning_rate=lr)
         loss_metric, acc_metric = _new_metrics()
         step = fn(model, optimizer, _loss_fn(), loss_metric, acc_metric)
-        if not _is_tf_function(step):
+        if not is_tf_function(step):
             fail("make_train_step should return a function decorated with @tf.function (define "
                  "`@tf.function def train_step(x, y): ...` inside and return it).")
         seen_losses, seen_hits, seen_n = [], 0, 0
@@ -282,7 +273,7 @@ def check_make_train_step(fn, cases=None, hidden=False):
                     fail(f"apply_gradients got no gradients for {label}: compute the logits and "
                          "the loss inside the `with tf.GradientTape() as tape:` block.",
                          mistake="M05")
-                if _created_variable_error(error):
+                if created_variable_error(error):
                     fail(f"train_step creates a tf.Variable when called ({label}): make the "
                          "optimizer, metrics and model once, outside the tf.function, and only "
                          "use them inside.", mistake="M07")
@@ -356,7 +347,7 @@ def check_make_eval_step(fn, cases=None, hidden=False):
         model = _small_model(seed + 100)
         loss_metric, acc_metric = _new_metrics()
         step = fn(model, _loss_fn(), loss_metric, acc_metric)
-        if not _is_tf_function(step):
+        if not is_tf_function(step):
             fail("make_eval_step should return a function decorated with @tf.function.")
         weights = [v.numpy().copy() for v in model.trainable_variables]
         losses, hits, n = [], 0, 0
@@ -431,7 +422,7 @@ def check_fit(fn, cases=None, hidden=False):
                 fail(f"fit failed ({label}): apply_gradients got no gradients. In the train step, "
                      "compute the logits and the loss inside the `with tf.GradientTape() as "
                      "tape:` block.", mistake="M05")
-            if _created_variable_error(error):
+            if created_variable_error(error):
                 fail(f"fit failed ({label}): a tf.function creates a tf.Variable when called. "
                      "Make the optimizer, metrics and model once, outside the steps.",
                      mistake="M07")

@@ -8,9 +8,11 @@ sample *k mod n* of assignment *k mod 6*, so the class spans every assignment), 
   (a) with nbgrader's own command line, ``nbgrader autograde ASSIGNMENT --force``, one assignment
       after another, in a course folder configured with this course's ``nbgrader_config.py``;
   (b) with :func:`autograder.grading.grade.grade_class` and ``--workers`` processes;
+  (c) with :func:`~autograder.grading.grade.grade_class` and one worker, which separates what
+      parallelism alone gives ((b) vs (c)) from the pipeline's other differences ((c) vs (a));
 
-checks that both give the same score for every student and graded cell, and prints notebooks per
-minute for both and their ratio. Then it times where one notebook's grading goes: kernel start,
+checks that all three give the same score for every student and graded cell, and prints notebooks
+per minute for each and the ratios. Then it times where one notebook's grading goes: kernel start,
 ``import tensorflow``, and the notebook's own cells. Prints figures; asserts nothing about speed.
 """
 from __future__ import annotations
@@ -88,7 +90,8 @@ def time_one_notebook(path: Path) -> dict[str, float]:
     apply_kernel_env()
     nb = nbformat.read(path, as_version=4)
     started = time.perf_counter()
-    manager, client = start_new_kernel(kernel_name=KERNEL_NAME, cwd=str(path.parent))
+    manager, client = start_new_kernel(kernel_name=KERNEL_NAME, cwd=str(path.parent),
+                                       stderr=subprocess.DEVNULL)
     kernel_ready = time.perf_counter()
     try:
         client.execute_interactive("import tensorflow as tf", timeout=300, output_hook=_quiet)
@@ -130,8 +133,14 @@ def main(argv: list[str] | None = None) -> int:
         parallel = read_scores(sqlite_url(tmp / "parallel" / "gradebook.db"))
         print(f"(b) course grade, {args.workers} workers: {run.seconds:7.1f} s  "
               f"{60 * n / run.seconds:5.2f} notebooks/min")
-        print(f"speed-up (b)/(a): {serial_s / run.seconds:.2f}x")
-        same = serial == parallel and len(serial) > 0
+        one = grade_class(tmp / "class", tmp / "one", workers=1, feedback=False, progress=False)
+        one_worker = read_scores(sqlite_url(tmp / "one" / "gradebook.db"))
+        print(f"(c) course grade, 1 worker:  {one.seconds:7.1f} s  "
+              f"{60 * n / one.seconds:5.2f} notebooks/min")
+        print(f"speed-up (b)/(a): {serial_s / run.seconds:.2f}x   from parallelism alone (b)/(c): "
+              f"{one.seconds / run.seconds:.2f}x   pipeline vs plain nbgrader (c)/(a): "
+              f"{serial_s / one.seconds:.2f}x")
+        same = serial == parallel == one_worker and len(serial) > 0
         print(f"scores identical: {same} ({len(serial)} graded cells)")
         if not same:
             for key in sorted(set(serial) | set(parallel)):

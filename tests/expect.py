@@ -1,0 +1,15 @@
+"""What the check tests share: expecting a check to fail with a named mistake."""
+import pytest
+
+from autograder.checks.compare import CheckFailed
+
+
+def fails_with(check, fn, mistake, *words, **kwargs) -> CheckFailed:
+    """Run ``check(fn, **kwargs)``; it must raise CheckFailed naming ``mistake`` (an id such as
+    "M01", or None) with every one of ``words`` in its message. Returns the exception."""
+    with pytest.raises(CheckFailed) as info:
+        check(fn, **kwargs)
+    assert info.value.mistake == mistake, str(info.value)
+    for word in words:
+        assert word in str(info.value), str(info.value)
+    return info.value
