@@ -152,8 +152,11 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         # Runs in this process as each worker ends: an interrupted run keeps what it recorded.
         sub = todo[result.key]
         reason = "" if result.success else failure_reason(result.error, result.log)
-        record(config, sub, Path(jobs[result.key]["scratch_dir"]) / "autograded", reason)
-        _write_record(out, sub, {"sha256": fingerprints[result.key], "problem": reason})
+        not_recorded = record(config, sub, Path(jobs[result.key]["scratch_dir"]) / "autograded",
+                              reason)
+        # A submission that could not be recorded keeps no fingerprint: the next run retries it.
+        _write_record(out, sub, {"sha256": None if not_recorded else fingerprints[result.key],
+                                 "problem": not_recorded or reason})
         shutil.rmtree(jobs[result.key]["scratch_dir"], ignore_errors=True)
 
     run_workers(jobs, workers or default_workers(), timeout_s=WORKER_TIMEOUT_S, log_dir=run_dir,
@@ -200,9 +203,11 @@ def gradebook_lock(out: Path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def record(config, sub: Submission, executed_dir: Path, reason: str) -> None:
+def record(config, sub: Submission, executed_dir: Path, reason: str) -> str:
     """Run nbgrader's autograde of ``sub`` on the real gradebook, reusing the outputs of the
-    worker's execution in ``executed_dir`` (see :class:`~.preprocessors.ReuseOutputs`)."""
+    worker's execution in ``executed_dir`` (see :class:`~.preprocessors.ReuseOutputs`).
+
+    Returns "" on success, else why it failed (the batch goes on without this submission)."""
     from .preprocessors import ReuseOutputs
 
     config = config.copy()
@@ -213,9 +218,10 @@ def record(config, sub: Submission, executed_dir: Path, reason: str) -> None:
     config.ReuseOutputs.failure_reason = reason
     with gradebook_lock(Path(config.CourseDirectory.autograded_directory).parent):
         result = nbgrader_api(config).autograde(sub.assignment_id, sub.student_id, force=True)
-    if not result["success"]:
-        raise RuntimeError(f"recording {sub.key} in the gradebook failed:\n{result.get('error')}"
-                           f"\n{result.get('log', '')[-3000:]}")
+    if result["success"]:
+        return ""
+    return "recording in the gradebook failed: " + failure_reason(
+        result.get("error", ""), result.get("log", "")).removeprefix("grading failed: ")
 
 
 def collect(config, subs: list[Submission], out: Path) -> list[NotebookGrade]:
