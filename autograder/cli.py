@@ -32,9 +32,11 @@ def main(argv: list[str] | None = None) -> int:
         if name == "grade":
             p.add_argument("submitted", type=Path,
                            help="folder laid out as <student>/<assignment>/<notebook>.ipynb")
-        p.add_argument("--out", type=Path, default=Path("grading-output"),
-                       help="output folder: gradebook, autograded/, feedback/, CSVs "
-                            "(default: ./grading-output)")
+        default_out = "grading-output" if name == "grade" else "grading-demo"
+        p.add_argument("--out", type=Path, default=Path(default_out),
+                       help="output folder: gradebook, autograded/, feedback/, CSVs, summary "
+                            f"(default: ./{default_out}); one folder per class: its gradebook "
+                            "and grades.csv hold every student ever graded into it")
         p.add_argument("--assignment", action="append", dest="assignments",
                        help="grade only this assignment (repeatable; default: all)")
         p.add_argument("--workers", type=int, default=None,
@@ -70,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+LAYOUT = "<student_id>/<assignment_id>/<assignment_id>.ipynb"
+
+
 def grade(args) -> int:
     from .grading.grade import DEFAULT_MEMORY_LIMIT_MB, grade_class
     from .grading.reports import score_table
@@ -81,13 +86,24 @@ def grade(args) -> int:
     extra = {"root": args.course_root.resolve()} if args.course_root else {}
     if args.cell_timeout:
         extra["cell_timeout_s"] = args.cell_timeout
-    run = grade_class(args.submitted, args.out, assignment_ids=args.assignments,
-                      workers=args.workers, db_url=args.db_url, memory_limit_mb=limit,
-                      force=args.force, feedback=not args.no_feedback, **extra)
+    try:
+        run = grade_class(args.submitted, args.out, assignment_ids=args.assignments,
+                          workers=args.workers, db_url=args.db_url, memory_limit_mb=limit,
+                          force=args.force, feedback=not args.no_feedback, **extra)
+    except ValueError as error:
+        print(f"course grade: {error}", file=sys.stderr)
+        return 2
+    for entry in run.ignored:
+        print(f"warning: ignored {args.submitted / entry}: not an assignment folder "
+              f"(expected {LAYOUT})", file=sys.stderr)
+    if not run.grades:
+        print(f"course grade: no submissions found in {args.submitted}; expected {LAYOUT}",
+              file=sys.stderr)
+        return 2
     print(score_table(run.grades))
     n = len(run.grades)
-    print(f"\n{n} notebooks ({run.graded_now} graded now, {run.reused} unchanged since the last "
-          f"run) in {run.seconds:.1f} s; outputs in {run.out}:")
+    print(f"\n{n} notebook{'s' if n != 1 else ''} ({run.graded_now} graded now, {run.reused} "
+          f"unchanged since the last run) in {run.seconds:.1f} s; outputs in {run.out}:")
     for name in ("grades.csv", "scores_by_exercise.csv", "summary.txt", "score_histogram.png",
                  "pass_rates.png", "feedback/", "gradebook.db"):
         if (run.out / name.rstrip("/")).exists():

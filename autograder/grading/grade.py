@@ -36,7 +36,8 @@ from .course import REPO_ROOT, assignments, nbgrader_api, nbgrader_config, sqlit
 from .parallel import default_workers, run_workers
 from .release import release
 from .settings import CELL_TIMEOUT_S
-from .submissions import Submission, find_submissions, restored_cells, stage
+from .submissions import (Submission, find_submissions, restored_cells, stage,
+                          unknown_folders)
 
 # Memory one grading worker and its kernel may map, in MiB (TensorFlow alone maps about 2 GiB of
 # address space on import; a student's runaway allocation stops here, not at the machine's end).
@@ -53,7 +54,8 @@ class NotebookGrade:
     ``messages`` maps the ``grade_id`` of each failed graded cell to its first error line;
     ``problem`` says why the notebook was not graded (or only partly), else None;
     ``restored`` lists the locked cells the student deleted or changed, which nbgrader restored
-    from the source before grading; ``executed`` is False for a notebook that was missing or not
+    from the source before grading; ``notes`` says what was done about misnamed or extra files;
+    ``executed`` is False for a notebook that was missing or not
     a valid notebook (it scores 0 without running).
     """
     student_id: str
@@ -63,6 +65,7 @@ class NotebookGrade:
     messages: dict[str, str] = field(default_factory=dict)
     problem: str | None = None
     restored: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     executed: bool = False
 
     @property
@@ -76,12 +79,14 @@ class NotebookGrade:
 
 @dataclass
 class GradeRun:
-    """Everything a grading run produced; files are under ``out``."""
+    """Everything a grading run produced; files are under ``out``. ``ignored`` lists the
+    ``<student>/<folder>`` entries that name no assignment (not graded)."""
     out: Path
     grades: list[NotebookGrade]
     seconds: float
     graded_now: int
     reused: int
+    ignored: list[str] = field(default_factory=list)
 
 
 def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | None = None,
@@ -105,13 +110,20 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         progress: show a progress bar.
     Returns:
         A :class:`GradeRun`; invalid or ungradable notebooks appear with their ``problem``.
+    Raises:
+        ValueError: an id of ``assignment_ids`` is not an assignment of the course.
     """
     # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not the run's news.
     warnings.filterwarnings("ignore", category=SAWarning)
     started = time.perf_counter()
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    ids = assignment_ids or assignments(root)
+    known = assignments(root)
+    unknown = sorted(set(assignment_ids or []) - set(known))
+    if unknown:
+        raise ValueError(f"unknown assignment {', '.join(unknown)}: the course has "
+                         f"{', '.join(known)} (the folders of {root / 'solutions'})")
+    ids = assignment_ids or known
     # Staged copies and scratch courses are private to this run, so that two runs on the same
     # output folder never touch each other's files; only the gradebook is shared, under a lock.
     (out / "runs").mkdir(exist_ok=True)
@@ -124,7 +136,11 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         release(ids, root=root, release_dir=out / "release", db_url=db_url)
     release(ids, root=root, release_dir=scratch_root / "release", db_path=template_db)
 
-    subs = find_submissions(Path(submitted_dir), ids)
+    expected = {a: sorted(p.stem for p in (root / "solutions" / a).glob("*.ipynb")) for a in known}
+    everything = find_submissions(Path(submitted_dir), expected)
+    subs = [sub for sub in everything if sub.assignment_id in ids]
+    # The report covers this run's assignments and what earlier runs recorded in this folder.
+    reported = [sub for sub in everything if sub.assignment_id in ids or _read_record(out, sub)]
     config = nbgrader_config(root, db_url=db_url, submitted_dir=staged_dir, workdir=out)
     _create_students(config, sorted({s.student_id for s in subs}))
 
@@ -167,13 +183,13 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     from .reports import write_exports, write_summary
 
     with gradebook_lock(out):
-        grades = collect(config, subs, out)
+        grades = collect(config, reported, out)
         if feedback:
             write_feedback(config, [s for s in subs if s.notebooks.keys() - s.problems.keys()])
         write_exports(config, grades, out)
         write_summary(grades, out)
     return GradeRun(out, grades, time.perf_counter() - started, len(todo),
-                    len(fingerprints) - len(todo))
+                    len(fingerprints) - len(todo), unknown_folders(Path(submitted_dir), known))
 
 
 def failure_reason(error: str, log: str = "") -> str:
@@ -235,7 +251,8 @@ def collect(config, subs: list[Submission], out: Path) -> list[NotebookGrade]:
             folder = out / "autograded" / sub.student_id / sub.assignment_id
             run_problem = _read_record(out, sub).get("problem", "")
             for notebook in gb.find_assignment(sub.assignment_id).notebooks:
-                grade = NotebookGrade(sub.student_id, sub.assignment_id, notebook.name)
+                grade = NotebookGrade(sub.student_id, sub.assignment_id, notebook.name,
+                                      notes=list(sub.notes))
                 grade.problem = sub.problems.get(notebook.name) or run_problem or None
                 if notebook.name not in sub.notebooks:
                     grade.problem = grade.problem or "notebook not submitted"

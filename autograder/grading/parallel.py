@@ -133,7 +133,7 @@ def run_workers(jobs: dict[str, dict], workers: int, *, timeout_s: float, log_di
         thread.start()
     results: dict[str, WorkerResult] = {}
     failed = 0
-    with tqdm(total=len(jobs), unit="nb", desc="grading", disable=not progress,
+    with tqdm(total=len(jobs), unit="nb", desc="grading", disable=not progress or not jobs,
               dynamic_ncols=True) as bar:
         while len(results) < len(jobs):
             result = finished.get()

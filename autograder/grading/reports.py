@@ -21,12 +21,12 @@ def write_exports(config, grades: list[NotebookGrade], out: Path) -> None:
     with open(out / "scores_by_exercise.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student_id", "assignment_id", "notebook_id", "grade_id", "score",
-                         "max_score", "message", "problem", "restored_cells"])
+                         "max_score", "message", "problem", "restored_cells", "notes"])
         for g in grades:
             for grade_id, (score, max_score) in g.scores.items():
                 writer.writerow([g.student_id, g.assignment_id, g.notebook_id, grade_id,
                                  f"{score:g}", f"{max_score:g}", g.messages.get(grade_id, ""),
-                                 g.problem or "", "; ".join(g.restored)])
+                                 g.problem or "", "; ".join(g.restored), "; ".join(g.notes)])
 
 
 def score_table(grades: list[NotebookGrade]) -> str:
@@ -48,6 +48,7 @@ def score_table(grades: list[NotebookGrade]) -> str:
                 row.append(g.problem)
             if g.restored:
                 row.append("restored from the source: " + ", ".join(g.restored))
+            row += g.notes
             table.append(row)
         widths = [max(len(r[i]) for r in table if i < len(r)) for i in range(len(header))]
         lines.append(f"\n== {assignment_id}")
@@ -103,6 +104,8 @@ def _message_kind(message: str) -> str:
     match = re.search(r"\[(M\d\d): ([^\]]+)\]", message)
     if match:
         return f"{match.group(1)}: {match.group(2)}"
+    if "NotImplementedError" in message:
+        return "exercise not answered (NotImplementedError)"
     return _clip(message, 90)
 
 

@@ -17,37 +17,64 @@ import nbformat
 class Submission:
     """One student's submission of one assignment.
 
-    ``notebooks`` maps a notebook name (file stem) to its path; ``problems`` maps the name of
-    each notebook that cannot be graded to the reason, which the report shows.
+    ``notebooks`` maps each notebook name of the assignment (file stem) to the submitted file;
+    ``problems`` maps the name of each notebook that cannot be graded to the reason; ``notes`` says
+    what was done about misnamed or extra files. The report shows problems and notes.
     """
     student_id: str
     assignment_id: str
     folder: Path
     notebooks: dict[str, Path] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
         return f"{self.student_id}/{self.assignment_id}"
 
 
-def find_submissions(submitted_dir: Path, assignment_ids: list[str]) -> list[Submission]:
-    """Every ``<student>/<assignment>`` folder of ``submitted_dir`` for the given assignments,
-    sorted by student then assignment, each notebook validated with :func:`notebook_problem`."""
+def find_submissions(submitted_dir: Path, expected: dict[str, list[str]]) -> list[Submission]:
+    """Every ``<student>/<assignment>`` folder of ``submitted_dir`` for the assignments of
+    ``expected`` (assignment id -> its notebook names), sorted by student then assignment, each
+    notebook validated with :func:`notebook_problem`.
+
+    A notebook file with another name (``01_gradient_tape (1).ipynb``, as a browser names a second
+    download) stands for the assignment's notebook when it is the only candidate; other extra
+    notebooks are left out. Both are said in ``notes``.
+    """
     found = []
     for student_dir in sorted(p for p in Path(submitted_dir).iterdir() if p.is_dir()):
-        for assignment_id in assignment_ids:
+        for assignment_id, names in expected.items():
             folder = student_dir / assignment_id
             if not folder.is_dir():
                 continue
             sub = Submission(student_dir.name, assignment_id, folder)
-            for path in sorted(folder.glob("*.ipynb")):
-                sub.notebooks[path.stem] = path
+            files = sorted(folder.glob("*.ipynb"))
+            extra = [p for p in files if p.stem not in names]
+            for path in files:
+                if path.stem in names:
+                    sub.notebooks[path.stem] = path
+            missing = [name for name in names if name not in sub.notebooks]
+            if len(missing) == 1 and len(extra) == 1:
+                sub.notebooks[missing[0]] = extra.pop()
+                sub.notes.append(f"graded '{sub.notebooks[missing[0]].name}' as {missing[0]}.ipynb")
+            sub.notes += [f"left out '{p.name}' (not a notebook of this assignment)" for p in extra]
+            for name, path in sub.notebooks.items():
                 problem = notebook_problem(path)
                 if problem:
-                    sub.problems[path.stem] = problem
+                    sub.problems[name] = problem
             found.append(sub)
     return found
+
+
+def unknown_folders(submitted_dir: Path, assignment_ids: list[str]) -> list[str]:
+    """``<student>/<folder>`` entries of ``submitted_dir`` that name no assignment of the course
+    (a sign of a wrong layout), and files lying directly in a student's folder."""
+    odd = []
+    for student_dir in sorted(p for p in Path(submitted_dir).iterdir() if p.is_dir()):
+        odd += [f"{student_dir.name}/{p.name}" for p in sorted(student_dir.iterdir())
+                if p.name not in assignment_ids and not p.name.startswith(".")]
+    return odd
 
 
 def notebook_problem(path: Path) -> str | None:
@@ -79,15 +106,19 @@ def notebook_problem(path: Path) -> str | None:
 
 
 def stage(sub: Submission, staged_root: Path) -> Path:
-    """Copy the gradable files of ``sub`` to ``<staged_root>/<student>/<assignment>/`` and return
-    that folder. nbgrader reads only this copy, so the submitted files cannot change."""
+    """Copy the gradable files of ``sub`` to ``<staged_root>/<student>/<assignment>/`` (each notebook
+    under the assignment's name for it) and return that folder. nbgrader reads only this copy, so
+    the submitted files cannot change."""
     dest = Path(staged_root) / sub.student_id / sub.assignment_id
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     for path in sorted(sub.folder.iterdir()):
-        if path.is_file() and not (path.suffix == ".ipynb" and path.stem in sub.problems):
+        if path.is_file() and path.suffix != ".ipynb":
             shutil.copy2(path, dest / path.name)
+    for name, path in sub.notebooks.items():
+        if name not in sub.problems:
+            shutil.copy2(path, dest / f"{name}.ipynb")
     return dest
 
 
