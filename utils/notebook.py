@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 
 def fast_mode() -> bool:
@@ -11,6 +12,28 @@ def fast_mode() -> bool:
     notebook checks do not depend on it; only timings and curve lengths do.
     """
     return os.environ.get("WORKBOOK_FAST", "0") not in ("", "0")
+
+
+def import_tensorflow_quietly() -> None:
+    """Import TensorFlow (and start its devices) with file descriptor 2 sent to /dev/null.
+
+    TensorFlow 2.21 writes its C++ start-up log (absl's "All log messages before
+    absl::InitializeLog()", oneDNN and CPU feature notices, CUDA probing errors) straight to the
+    process's stderr, where no environment variable silences it; in a notebook it shows as a red
+    block that alarms students. Python exceptions still raise as usual.
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        import tensorflow as tf
+
+        tf.constant(0.0) + 1.0  # device initialisation logs too, on first use
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def setup_notebook(seed: int = 0) -> None:

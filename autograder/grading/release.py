@@ -54,8 +54,10 @@ def execute_notebook(path: Path, *, timeout: int = 600) -> nbformat.NotebookNode
 
     apply_kernel_env()
     nb = nbformat.read(path, as_version=4)
-    # Widget state (tqdm's bars) would carry the solution's numbers into the release's metadata.
+    # Widget state (tqdm's bars) would carry the solution's numbers into the release's metadata;
+    # timing metadata would change the release at every execution.
     NotebookClient(nb, timeout=timeout, kernel_name=KERNEL_NAME, store_widget_state=False,
+                   record_timing=False,
                    resources={"metadata": {"path": str(Path(path).parent)}}).execute()
     strip_stderr(nb)
     return nb
