@@ -37,6 +37,7 @@ class CheckFailed(AssertionError):
 
 def fail(message: str, mistake: str | None = None):
     """Raise :class:`CheckFailed` with ``message``, tagged with a mistake id such as ``"M01"``."""
+    __tracebackhide__ = True  # IPython and pytest leave this frame out of the traceback
     raise CheckFailed(message, mistake)
 
 
