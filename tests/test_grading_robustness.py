@@ -1,7 +1,6 @@
 """The grading pipeline survives what a class submits (G01-G10 of STUDENT_MISTAKES.md), resumes
 an interrupted run, never grades twice into two grades, and keeps one gradebook consistent when
 two runs write at once. Uses the tiny course in tests/robustness (three one-point exercises)."""
-import hashlib
 import os
 import shutil
 import signal
@@ -17,16 +16,12 @@ import pytest
 
 from autograder.grading.grade import grade_class
 from autograder.grading.settings import MAX_OUTPUT_LINES
+from tests.test_grading_samples import _hashes
 
 HERE = Path(__file__).resolve().parent / "robustness"
 COURSE, SUBMITTED = HERE / "course", HERE / "submitted"
 CELL_TIMEOUT_S = 20
 FULL = {"test_square": 1.0, "test_sign": 1.0, "test_noisy_double": 1.0}
-
-
-def _hashes(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(scope="module")

@@ -81,3 +81,15 @@ def test_benchmark_class_spans_every_assignment_with_twenty_students(tmp_path):
     for student_id, assignment_id in pairs:
         [nb] = (tmp_path / student_id / assignment_id).glob("*.ipynb")
         nbformat.read(nb, as_version=4)
+
+
+def test_grading_a_folder_without_submissions_fails_and_names_the_layout(tmp_path, capsys):
+    from autograder.cli import main
+
+    (tmp_path / "class" / "frank" / "hw1").mkdir(parents=True)
+    code = main(["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out"),
+                 "--assignment", "01_gradient_tape", "--no-feedback"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "ignored" in err and "frank/hw1: not an assignment folder" in err
+    assert "no submissions found" in err and "<student_id>/<assignment_id>/" in err
