@@ -73,9 +73,11 @@ def class_summary(grades: list[NotebookGrade], top: int = 10) -> str:
     then the ``top`` failure messages given most often (mistake ids group alike messages)."""
     graded = [g for g in grades if g.executed]
     lines = ["Pass rate per exercise (notebooks that were graded):"]
-    for (assignment_id, cell), (passed, total) in sorted(pass_rates(graded).items()):
-        lines.append(f"  {assignment_id} / {cell.removeprefix('test_'):<28} "
-                     f"{passed:>3}/{total:<3} {100 * passed / total:5.1f}%")
+    rates = sorted(pass_rates(graded).items())
+    labels = [f"{a} / {cell.removeprefix('test_')}" for (a, cell), _ in rates]
+    width = max(map(len, labels), default=0)
+    for label, (_, (passed, total)) in zip(labels, rates):
+        lines.append(f"  {label:<{width}}  {passed:>3}/{total:<3} {100 * passed / total:5.1f}%")
     counts = Counter(_message_kind(m) for g in graded for m in g.messages.values())
     if counts:
         lines.append(f"Most frequent reasons for lost points (top {top}):")
