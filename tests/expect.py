@@ -13,3 +13,13 @@ def fails_with(check, fn, mistake, *words, **kwargs) -> CheckFailed:
     for word in words:
         assert word in str(info.value), str(info.value)
     return info.value
+
+
+def fails(check, fn, mistake=None, says="") -> str:
+    """Run ``check(fn)``; it must raise CheckFailed naming ``mistake`` with ``says`` in its
+    message, compared without regard to case. Returns the message."""
+    with pytest.raises(CheckFailed) as info:
+        check(fn)
+    assert info.value.mistake == mistake, str(info.value)
+    assert says.lower() in str(info.value).lower(), str(info.value)
+    return str(info.value)

@@ -5,15 +5,7 @@ import tensorflow as tf
 
 from autograder.checks import software as checks
 from autograder.checks.compare import CheckFailed
-
-
-def fails(check, fn, mistake=None, says=""):
-    """Run ``check(fn)``, expect CheckFailed with ``mistake`` and ``says`` in the message."""
-    with pytest.raises(CheckFailed) as info:
-        check(fn)
-    assert info.value.mistake == mistake, str(info.value)
-    assert says.lower() in str(info.value).lower(), str(info.value)
-    return str(info.value)
+from tests.expect import fails
 
 
 # ------------------------------------------------------------------ graph in NumPy

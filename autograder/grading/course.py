@@ -1,7 +1,6 @@
 """Where the course lives and how nbgrader is configured for one run."""
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
@@ -60,15 +59,10 @@ def sqlite_url(db_path: Path) -> str:
 
 
 def nbgrader_api(config: Config):
-    """An ``NbGraderAPI`` over ``config``, run from the course root (nbgrader resolves paths
-    against the working directory in places)."""
+    """An ``NbGraderAPI`` over ``config`` (paths resolved against its ``CourseDirectory.root``)."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
     coursedir = CourseDirectory(config=config)
     return NbGraderAPI(coursedir=coursedir, config=config)
 
-
-def chdir_root(root: Path = REPO_ROOT) -> None:
-    """Work from the course root, as nbgrader expects."""
-    os.chdir(root)
