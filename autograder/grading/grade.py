@@ -54,9 +54,11 @@ class NotebookGrade:
     ``messages`` maps the ``grade_id`` of each failed graded cell to its first error line;
     ``problem`` says why the notebook was not graded (or only partly), else None;
     ``restored`` lists the locked cells the student deleted or changed, which nbgrader restored
-    from the source before grading; ``notes`` says what was done about misnamed or extra files;
-    ``executed`` is False for a notebook that was missing or not
-    a valid notebook (it scores 0 without running).
+    from the source before grading; ``notes`` says what was done about misnamed or extra files,
+    copied cells and the like; ``executed`` is False for a notebook that was missing or not
+    a valid notebook (it scores 0 without running); ``failures`` lists each step of the pipeline
+    that failed for this submission as ``"<step>: <reason>"`` (steps: stage, execute, record,
+    collect, feedback), where the instructor must act.
     """
     student_id: str
     assignment_id: str
@@ -67,6 +69,7 @@ class NotebookGrade:
     restored: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     executed: bool = False
+    failures: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -80,13 +83,20 @@ class NotebookGrade:
 @dataclass
 class GradeRun:
     """Everything a grading run produced; files are under ``out``. ``ignored`` lists the
-    ``<student>/<folder>`` entries that name no assignment (not graded)."""
+    ``<student>/<folder>`` entries that name no assignment (not graded); ``failures`` lists what
+    failed for the run as a whole (an export), each as ``"<step>: <reason>"``."""
     out: Path
     grades: list[NotebookGrade]
     seconds: float
     graded_now: int
     reused: int
     ignored: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def needs_attention(self) -> list[NotebookGrade]:
+        """Notebooks not (fully) graded, or with a failed step: what the instructor must look at."""
+        return [g for g in self.grades if g.problem or g.failures]
 
 
 def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | None = None,
@@ -141,17 +151,23 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     subs = [sub for sub in everything if sub.assignment_id in ids]
     # The report covers this run's assignments and what earlier runs recorded in this folder.
     reported = [sub for sub in everything if sub.assignment_id in ids or _read_record(out, sub)]
-    config = nbgrader_config(root, db_url=db_url, submitted_dir=staged_dir, workdir=out)
-    _create_students(config, sorted({s.student_id for s in subs}))
+    config = nbgrader_config(root, db_url=db_url, submitted_dir=staged_dir, workdir=out,
+                             cell_timeout_s=cell_timeout_s)
+    gradable = [s for s in subs if s.notebooks.keys() - s.problems.keys()]
+    _create_students(config, sorted({s.student_id for s in gradable}))
 
     todo: dict[str, Submission] = {}
     fingerprints: dict[str, str] = {}
-    for sub in subs:
-        if sub.notebooks.keys() - sub.problems.keys():
-            stage(sub, staged_dir)
-            fingerprints[sub.key] = _fingerprint(staged_dir / sub.student_id / sub.assignment_id)
-            if force or _read_record(out, sub).get("sha256") != fingerprints[sub.key]:
-                todo[sub.key] = sub
+    failed: dict[str, list[str]] = {}  # submission key -> "<step>: <reason>" of each failed step
+    for sub in gradable:
+        try:
+            stage(sub, staged_dir, release_dir=out / "release")
+        except Exception as error:  # a notebook nbformat reads but we cannot stage
+            failed.setdefault(sub.key, []).append(f"stage: {type(error).__name__}: {error}")
+            continue
+        fingerprints[sub.key] = _fingerprint(staged_dir / sub.student_id / sub.assignment_id)
+        if force or _read_record(out, sub).get("sha256") != fingerprints[sub.key]:
+            todo[sub.key] = sub
 
     jobs = {}
     for key, sub in todo.items():
@@ -168,11 +184,18 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         # Runs in this process as each worker ends: an interrupted run keeps what it recorded.
         sub = todo[result.key]
         reason = "" if result.success else failure_reason(result.error, result.log)
-        not_recorded = record(config, sub, Path(jobs[result.key]["scratch_dir"]) / "autograded",
-                              reason)
+        if reason:
+            reason += f" (log: {_keep_log(out, sub, result)})"
+        try:
+            not_recorded = record(config, sub,
+                                  Path(jobs[result.key]["scratch_dir"]) / "autograded", reason)
+        except Exception as error:  # the gradebook refused it: this submission only
+            not_recorded = f"recording in the gradebook failed: {type(error).__name__}: {error}"
         # A submission that could not be recorded keeps no fingerprint: the next run retries it.
         _write_record(out, sub, {"sha256": None if not_recorded else fingerprints[result.key],
-                                 "problem": not_recorded or reason})
+                                 "problem": not_recorded or reason,
+                                 "failures": [f"{step}: {why}" for step, why in
+                                              (("execute", reason), ("record", not_recorded)) if why]})
         shutil.rmtree(jobs[result.key]["scratch_dir"], ignore_errors=True)
 
     run_workers(jobs, workers or default_workers(), timeout_s=WORKER_TIMEOUT_S, log_dir=run_dir,
@@ -182,14 +205,23 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
 
     from .reports import write_exports, write_summary
 
+    run_failures = []
     with gradebook_lock(out):
-        grades = collect(config, reported, out)
         if feedback:
-            write_feedback(config, [s for s in subs if s.notebooks.keys() - s.problems.keys()])
-        write_exports(config, grades, out)
-        write_summary(grades, out)
+            for key, reason in write_feedback(config, [s for s in gradable if s.key in fingerprints]).items():
+                failed.setdefault(key, []).append(f"feedback: {reason}")
+        grades = collect(config, reported, out)
+        for grade in grades:
+            grade.failures += failed.get(f"{grade.student_id}/{grade.assignment_id}", [])
+        for step, write in (("export", lambda: write_exports(config, grades, out)),
+                            ("summary", lambda: write_summary(grades, out))):
+            try:
+                write()
+            except Exception as error:  # the other exports are still written
+                run_failures.append(f"{step}: {type(error).__name__}: {error}")
     return GradeRun(out, grades, time.perf_counter() - started, len(todo),
-                    len(fingerprints) - len(todo), unknown_folders(Path(submitted_dir), known))
+                    len(fingerprints) - len(todo), unknown_folders(Path(submitted_dir), known),
+                    run_failures)
 
 
 def failure_reason(error: str, log: str = "") -> str:
@@ -243,35 +275,52 @@ def record(config, sub: Submission, executed_dir: Path, reason: str) -> str:
 def collect(config, subs: list[Submission], out: Path) -> list[NotebookGrade]:
     """Read every submission's scores from the gradebook and its failure messages from the
     autograded notebooks."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import Gradebook
 
     grades = []
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
         for sub in subs:
-            folder = out / "autograded" / sub.student_id / sub.assignment_id
-            run_problem = _read_record(out, sub).get("problem", "")
-            for notebook in gb.find_assignment(sub.assignment_id).notebooks:
-                grade = NotebookGrade(sub.student_id, sub.assignment_id, notebook.name,
-                                      notes=list(sub.notes))
-                grade.problem = sub.problems.get(notebook.name) or run_problem or None
-                if notebook.name not in sub.notebooks:
-                    grade.problem = grade.problem or "notebook not submitted"
-                try:
-                    submitted = gb.find_submission_notebook(
-                        notebook.name, sub.assignment_id, sub.student_id)
-                    grade.scores = {g.name: (float(g.score or 0), float(g.max_score))
-                                    for g in submitted.grades if g.max_score}
-                except MissingEntry:
-                    grade.scores = {c.name: (0.0, float(c.max_score))
-                                    for c in notebook.grade_cells if c.max_score}
-                released = out / "release" / sub.assignment_id / f"{notebook.name}.ipynb"
-                grade.executed = notebook.name in sub.notebooks and notebook.name not in sub.problems
-                if grade.executed:
-                    grade.restored = restored_cells(sub.notebooks[notebook.name], released)
-                path = folder / f"{notebook.name}.ipynb"
-                if path.exists():
-                    grade.messages = failure_messages(path)
-                grades.append(grade)
+            try:
+                grades += _collect_one(gb, sub, out)
+            except Exception as error:  # one unreadable record costs only this submission
+                gb.db.rollback()
+                grades.append(NotebookGrade(
+                    sub.student_id, sub.assignment_id, next(iter(sub.notebooks), sub.assignment_id),
+                    notes=list(sub.notes), problem="its grade could not be read",
+                    failures=[f"collect: {type(error).__name__}: {error}"]))
+    return grades
+
+
+def _collect_one(gb, sub: Submission, out: Path) -> list[NotebookGrade]:
+    """The grades of each notebook of ``sub``, read from the gradebook ``gb`` and ``out``."""
+    from nbgrader.api import MissingEntry
+
+    grades = []
+    folder = out / "autograded" / sub.student_id / sub.assignment_id
+    record = _read_record(out, sub)
+    run_problem = record.get("problem", "")
+    for notebook in gb.find_assignment(sub.assignment_id).notebooks:
+        grade = NotebookGrade(sub.student_id, sub.assignment_id, notebook.name,
+                              notes=list(sub.notes), failures=list(record.get("failures", [])))
+        grade.problem = sub.problems.get(notebook.name) or run_problem or None
+        if notebook.name not in sub.notebooks:
+            grade.problem = grade.problem or "notebook not submitted"
+        try:
+            submitted = gb.find_submission_notebook(
+                notebook.name, sub.assignment_id, sub.student_id)
+            grade.scores = {g.name: (float(g.score or 0), float(g.max_score))
+                            for g in submitted.grades if g.max_score}
+        except MissingEntry:
+            grade.scores = {c.name: (0.0, float(c.max_score))
+                            for c in notebook.grade_cells if c.max_score}
+        released = out / "release" / sub.assignment_id / f"{notebook.name}.ipynb"
+        grade.executed = notebook.name in sub.notebooks and notebook.name not in sub.problems
+        if grade.executed:
+            grade.restored = restored_cells(sub.notebooks[notebook.name], released)
+        path = folder / f"{notebook.name}.ipynb"
+        if path.exists():
+            grade.messages = failure_messages(path)
+        grades.append(grade)
     return grades
 
 
@@ -293,13 +342,23 @@ def failure_messages(path: Path) -> dict[str, str]:
     return messages
 
 
-def write_feedback(config, subs: list[Submission]) -> None:
-    """Per-student feedback HTML under ``<out>/feedback/<student>/<assignment>/``."""
+def write_feedback(config, subs: list[Submission]) -> dict[str, str]:
+    """Per-student feedback HTML under ``<out>/feedback/<student>/<assignment>/``.
+
+    Returns submission key -> why its feedback was not written (G16: a student's text holding
+    nbgrader's own markers, say); the other students' feedback is written all the same."""
     api = nbgrader_api(config)
+    failed = {}
     for sub in subs:
-        result = api.generate_feedback(sub.assignment_id, sub.student_id, force=True)
-        if not result["success"]:
-            raise RuntimeError(f"feedback for {sub.key} failed:\n{result.get('error')}")
+        try:
+            result = api.generate_feedback(sub.assignment_id, sub.student_id, force=True)
+            error = "" if result["success"] else failure_reason(result.get("error", ""),
+                                                                result.get("log", ""))
+        except Exception as exception:
+            error = f"{type(exception).__name__}: {exception}"
+        if error:
+            failed[sub.key] = error.removeprefix("grading failed: ")
+    return failed
 
 
 def _create_students(config, student_ids: list[str]) -> None:
@@ -309,6 +368,15 @@ def _create_students(config, student_ids: list[str]) -> None:
         with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
             for student_id in student_ids:
                 gb.update_or_create_student(student_id)
+
+
+def _keep_log(out: Path, sub: Submission, result) -> str:
+    """Keep what a failed job left (its error, nbgrader's log, the worker's last log lines) in
+    ``<out>/logs/<student>/<assignment>.log``; returns that path relative to ``out``."""
+    path = out / "logs" / sub.student_id / f"{sub.assignment_id}.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{sub.key}: {result.error}\n\n{result.log}\n")
+    return str(path.relative_to(out))
 
 
 def _fingerprint(folder: Path) -> str:

@@ -4,6 +4,10 @@ Each worker is a ``python -m autograder.grading.worker`` process (:mod:`.worker`
 process group: a student's kernel runs under it, never in this process. A worker that hangs past
 the job's time limit or dies is killed with its group and replaced; the job is reported as failed
 and the other jobs go on.
+
+Jobs and results travel on two pipes of their own (file descriptors 3 and up), which the worker
+marks not inheritable: kernels, shell commands and C libraries write to the worker's stdout and
+stderr, which go to its log file and are never read as a message.
 """
 from __future__ import annotations
 
@@ -43,38 +47,52 @@ class Worker:
         self.proc: subprocess.Popen | None = None
 
     def _start(self) -> None:
-        log = open(self.log_path, "a")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "autograder.grading.worker",
-             "--memory-limit-bytes", str(self.memory_limit_bytes or 0)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-            start_new_session=True)
-        log.close()
+        jobs_read, jobs_write = os.pipe()
+        results_read, results_write = os.pipe()
+        with open(self.log_path, "a") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "autograder.grading.worker",
+                 "--memory-limit-bytes", str(self.memory_limit_bytes or 0),
+                 "--jobs-fd", str(jobs_read), "--results-fd", str(results_write)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                pass_fds=(jobs_read, results_write), start_new_session=True)
+        os.close(jobs_read)
+        os.close(results_write)
+        self.jobs = os.fdopen(jobs_write, "w")
+        self.results = os.fdopen(results_read, "r")
 
     def grade(self, key: str, job_file: Path, timeout_s: float) -> WorkerResult:
         if self.proc is None or self.proc.poll() is not None:
             self._start()
         answer: queue.Queue = queue.Queue()
         try:
-            self.proc.stdin.write(f"{job_file}\n")
-            self.proc.stdin.flush()
-        except BrokenPipeError:
+            self.jobs.write(f"{job_file}\n")
+            self.jobs.flush()
+        except (BrokenPipeError, OSError):
             return self._fail(key, "the grading worker stopped before it got the job")
-        reader = threading.Thread(target=lambda: answer.put(self.proc.stdout.readline()),
-                                  daemon=True)
+        results = self.results
+        reader = threading.Thread(target=lambda: answer.put(results.readline()), daemon=True)
         reader.start()
         try:
             line = answer.get(timeout=timeout_s)
         except queue.Empty:
             return self._fail(key, f"grading took longer than {timeout_s:.0f} s and was stopped")
         if not line:
-            return self._fail(key, f"the grading worker died (exit code {self.proc.wait()})")
-        report = json.loads(line)
-        return WorkerResult(key, report["success"], report.get("error", ""), report.get("log", ""))
+            try:
+                code = self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                code = "none: it closed its result pipe and hung"
+            return self._fail(key, f"the grading worker died (exit code {code})")
+        try:
+            report = json.loads(line)
+            return WorkerResult(key, bool(report["success"]), str(report.get("error", "")),
+                                str(report.get("log", "")))
+        except (ValueError, KeyError, TypeError):
+            return self._fail(key, f"the grading worker sent a malformed result: {line[:200]!r}")
 
     def _fail(self, key: str, reason: str) -> WorkerResult:
         self.stop()
-        tail = self.log_path.read_text(errors="replace").strip().splitlines()[-3:]
+        tail = self.log_path.read_text(errors="replace").strip().splitlines()[-40:]
         return WorkerResult(key, False, reason, "\n".join(tail))
 
     def stop(self) -> None:
@@ -86,6 +104,11 @@ class Worker:
                 pass
             self.proc.wait()
             self.proc = None
+            for pipe in (self.jobs, self.results):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
 
 
 def run_workers(jobs: dict[str, dict], workers: int, *, timeout_s: float, log_dir: Path,
@@ -124,7 +147,13 @@ def run_workers(jobs: dict[str, dict], workers: int, *, timeout_s: float, log_di
                     key, job_file = todo.get_nowait()
                 except queue.Empty:
                     return
-                finished.put(worker.grade(key, job_file, timeout_s))
+                try:
+                    result = worker.grade(key, job_file, timeout_s)
+                except Exception as error:  # whatever breaks, this job fails and the run goes on
+                    worker.stop()
+                    result = WorkerResult(key, False, f"the grading worker failed: "
+                                                      f"{type(error).__name__}: {error}")
+                finished.put(result)
         finally:
             worker.stop()
 

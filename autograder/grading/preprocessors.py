@@ -41,22 +41,38 @@ class QuietTensorFlowStderr(NbGraderPreprocessor):
 
 
 class NameTimeouts(NbGraderPreprocessor):
-    """Say "timed out" where a cell was stopped for running past its time limit (G01).
+    """Say "timed out" where a cell was stopped for running past its time limit (G01), and say
+    it again where a later cell misses a name because of it (G17).
 
     nbgrader's ``Execute`` interrupts such a cell, so its output is a ``KeyboardInterrupt``; in a
-    grading run nobody presses Ctrl-C, so that error always means the time limit.
+    grading run nobody presses Ctrl-C, so that error always means the time limit. A set-up cell
+    that timed out leaves its imports undefined: every later ``NameError`` then names that cell,
+    so the student reads "the set-up cell timed out", not ``name 'tf' is not defined``.
     """
 
     cell_timeout_s = Integer(0, help="the per-cell time limit, seconds").tag(config=True)
 
-    def preprocess_cell(self, cell, resources, cell_index):
-        if cell.cell_type == "code":
+    def preprocess(self, nb, resources):
+        timed_out = None
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
             for output in cell.outputs:
-                if output.output_type == "error" and output.ename == "KeyboardInterrupt":
+                if output.output_type != "error":
+                    continue
+                if output.ename in ("KeyboardInterrupt", "CellTimeoutError"):
                     output.ename = "CellTimeoutError"
                     output.evalue = f"timed out after {self.cell_timeout_s} s (an infinite loop?)"
                     output.traceback = [f"CellTimeoutError: {output.evalue}"]
-        return cell, resources
+                    grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+                    timed_out = timed_out or ("the set-up cell" if grade_id == "setup" else
+                                              f"cell '{grade_id}'" if grade_id else
+                                              f"cell {index + 1}")
+                elif output.ename == "NameError" and timed_out and "timed out" not in output.evalue:
+                    output.evalue = (f"{timed_out} timed out after {self.cell_timeout_s} s, so what "
+                                     f"it defines is missing ({output.evalue})")
+                    output.traceback = [f"NameError: {output.evalue}"]
+        return nb, resources
 
 
 class HideTracebacks(NbGraderPreprocessor):

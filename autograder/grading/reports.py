@@ -21,12 +21,14 @@ def write_exports(config, grades: list[NotebookGrade], out: Path) -> None:
     with open(out / "scores_by_exercise.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student_id", "assignment_id", "notebook_id", "grade_id", "score",
-                         "max_score", "message", "problem", "restored_cells", "notes"])
+                         "max_score", "message", "problem", "restored_cells", "notes",
+                         "failed_steps"])
         for g in grades:
             for grade_id, (score, max_score) in g.scores.items():
                 writer.writerow([g.student_id, g.assignment_id, g.notebook_id, grade_id,
                                  f"{score:g}", f"{max_score:g}", g.messages.get(grade_id, ""),
-                                 g.problem or "", "; ".join(g.restored), "; ".join(g.notes)])
+                                 g.problem or "", "; ".join(g.restored), "; ".join(g.notes),
+                                 "; ".join(g.failures)])
 
 
 def score_table(grades: list[NotebookGrade]) -> str:
@@ -49,6 +51,7 @@ def score_table(grades: list[NotebookGrade]) -> str:
             if g.restored:
                 row.append("restored from the source: " + ", ".join(g.restored))
             row += g.notes
+            row += [f for f in g.failures if not g.problem or g.problem not in f]
             table.append(row)
         widths = [max(len(r[i]) for r in table if i < len(r)) for i in range(len(header))]
         lines.append(f"\n== {assignment_id}")
@@ -87,7 +90,20 @@ def class_summary(grades: list[NotebookGrade], top: int = 10) -> str:
     if invalid:
         lines.append("Not graded:")
         lines += [f"  {g.student_id} / {g.assignment_id}: {g.problem}" for g in invalid]
+    lines += attention_lines(grades)
     return "\n".join(lines)
+
+
+def attention_lines(grades: list[NotebookGrade]) -> list[str]:
+    """One line per submission that was not (fully) graded or had a failed step, with the reason,
+    under a heading; no lines when every submission went through."""
+    lines = []
+    for g in sorted(grades, key=lambda g: (g.student_id, g.assignment_id)):
+        reasons = ([g.problem] if g.problem else []) + \
+            [f for f in g.failures if not g.problem or g.problem not in f]
+        if reasons:
+            lines.append(f"  {g.student_id} / {g.assignment_id}: {'; '.join(reasons)}")
+    return ["Needs attention (not graded, or a step failed):"] + lines if lines else []
 
 
 def pass_rates(grades: list[NotebookGrade]) -> dict[tuple[str, str], tuple[int, int]]:

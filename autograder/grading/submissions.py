@@ -5,12 +5,19 @@ nbgrader's ``timestamp.txt`` beside the notebooks.
 """
 from __future__ import annotations
 
+import copy
 import json
+import re
 import shutil
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+
+# A student id nbgrader can use: it puts the id into file patterns (glob) and paths, so the
+# characters of a pattern ([, ], *, ?), separators, spaces and a leading dot are refused.
+STUDENT_ID = re.compile(r"[\w@+-][\w.@+-]*")
 
 
 @dataclass
@@ -49,7 +56,7 @@ def find_submissions(submitted_dir: Path, expected: dict[str, list[str]]) -> lis
             if not folder.is_dir():
                 continue
             sub = Submission(student_dir.name, assignment_id, folder)
-            files = sorted(folder.glob("*.ipynb"))
+            files = sorted(p for p in folder.iterdir() if p.suffix == ".ipynb")
             extra = [p for p in files if p.stem not in names]
             for path in files:
                 if path.stem in names:
@@ -59,10 +66,13 @@ def find_submissions(submitted_dir: Path, expected: dict[str, list[str]]) -> lis
                 sub.notebooks[missing[0]] = extra.pop()
                 sub.notes.append(f"graded '{sub.notebooks[missing[0]].name}' as {missing[0]}.ipynb")
             sub.notes += [f"left out '{p.name}' (not a notebook of this assignment)" for p in extra]
+            refused = student_id_problem(student_dir.name)
             for name, path in sub.notebooks.items():
-                problem = notebook_problem(path)
+                problem = refused or notebook_problem(path)
                 if problem:
                     sub.problems[name] = problem
+            if refused and not sub.notebooks:
+                sub.problems.update({name: refused for name in names})
             found.append(sub)
     return found
 
@@ -75,6 +85,41 @@ def unknown_folders(submitted_dir: Path, assignment_ids: list[str]) -> list[str]
         odd += [f"{student_dir.name}/{p.name}" for p in sorted(student_dir.iterdir())
                 if p.name not in assignment_ids and not p.name.startswith(".")]
     return odd
+
+
+def student_id_problem(student_id: str) -> str | None:
+    """Why the folder name ``student_id`` cannot be a student id in nbgrader, or None (G15).
+
+    nbgrader finds a student's files with file patterns, so ``kim[2]`` would match ``kim2``; such a
+    folder is refused with this reason, and the rest of the class is graded."""
+    if STUDENT_ID.fullmatch(student_id):
+        return None
+    odd = sorted({ch for ch in student_id if not re.fullmatch(r"[\w.@+-]", ch)} |
+                 ({"."} if student_id.startswith(".") else set()))
+    shown = " ".join(repr(ch) for ch in odd)
+    safe = re.sub(r"[^\w.@+-]+", "_", student_id).strip("_.") or "student"
+    return (f"student folder '{student_id}' not graded: nbgrader cannot use it as a student id "
+            f"(characters {shown}); rename the folder, for example to '{safe}', and grade again")
+
+
+def read_notebook(path: Path):
+    """Read ``path`` as an nbformat 4.5 notebook, normalized the way front ends differ.
+
+    Any nbformat 4.x (or 3) is upgraded; missing or duplicated cell ids are replaced; saved widget
+    state, whose layout differs between JupyterLab, Notebook 7, VS Code and Colab, is dropped
+    (grading never needs it). Raises what nbformat raises for a file that is not a notebook.
+    """
+    nb = nbformat.reads(Path(path).read_text(encoding="utf-8"), as_version=4)
+    nb.nbformat_minor = max(nb.get("nbformat_minor", 0), 5)
+    seen = set()
+    for cell in nb.cells:
+        if not isinstance(cell.get("id"), str) or cell["id"] in seen or \
+                not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", cell["id"]):
+            cell["id"] = uuid.uuid4().hex[:8]
+        seen.add(cell["id"])
+        cell.setdefault("metadata", nbformat.NotebookNode())
+    nb.metadata.pop("widgets", None)
+    return nb
 
 
 def notebook_problem(path: Path) -> str | None:
@@ -95,7 +140,7 @@ def notebook_problem(path: Path) -> str | None:
             "not JSON (truncated or corrupted?)"
         return f"not a valid notebook: {kind}; JSON error at line {error.lineno}"
     try:
-        nb = nbformat.reads(text, as_version=4)
+        nb = read_notebook(path)
         nbformat.validate(nb)
     except Exception as error:  # nbformat raises several types for bad structure
         return f"not a valid notebook: {str(error).splitlines()[0][:200]}"
@@ -105,10 +150,14 @@ def notebook_problem(path: Path) -> str | None:
     return None
 
 
-def stage(sub: Submission, staged_root: Path) -> Path:
+def stage(sub: Submission, staged_root: Path, release_dir: Path | None = None) -> Path:
     """Copy the gradable files of ``sub`` to ``<staged_root>/<student>/<assignment>/`` (each notebook
-    under the assignment's name for it) and return that folder. nbgrader reads only this copy, so
-    the submitted files cannot change."""
+    under the assignment's name for it, normalized by :func:`read_notebook`) and return that
+    folder. nbgrader reads only this copy, so the submitted files cannot change.
+
+    With ``release_dir`` (holding ``<assignment>/<notebook>.ipynb``), each notebook is also repaired
+    against its release by :func:`repair_grade_cells`; what was done is added to ``sub.notes``.
+    """
     dest = Path(staged_root) / sub.student_id / sub.assignment_id
     if dest.exists():
         shutil.rmtree(dest)
@@ -118,8 +167,61 @@ def stage(sub: Submission, staged_root: Path) -> Path:
             shutil.copy2(path, dest / path.name)
     for name, path in sub.notebooks.items():
         if name not in sub.problems:
-            shutil.copy2(path, dest / f"{name}.ipynb")
+            nb = read_notebook(path)
+            released = Path(release_dir or "") / sub.assignment_id / f"{name}.ipynb"
+            if release_dir is not None and released.exists():
+                sub.notes += repair_grade_cells(nb, nbformat.read(released, as_version=4))
+            nbformat.write(nb, dest / f"{name}.ipynb")
     return dest
+
+
+def _grade_id(cell) -> str | None:
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def repair_grade_cells(nb, release) -> list[str]:
+    """Make ``nb`` (a submission, changed in place) gradable against its ``release``; returns
+    notes for the instructor.
+
+    - A ``grade_id`` that several cells share (a cell copy-pasted with its metadata, G11) stays on
+      one: for an answer cell the last one that differs from the release's placeholder, else the
+      first; the copies keep running as ordinary cells.
+    - A locked cell of the release that the submission lacks (a deleted test or check cell, G03,
+      G12) is put back after the cell that precedes it in the release; nbgrader then overwrites
+      locked cells with the source's version, hidden tests included.
+    """
+    notes = []
+    released = {_grade_id(c): c for c in release.cells if _grade_id(c)}
+    by_id: dict[str, list] = {}
+    for cell in nb.cells:
+        if _grade_id(cell):
+            by_id.setdefault(_grade_id(cell), []).append(cell)
+    for grade_id, cells in by_id.items():
+        if len(cells) < 2:
+            continue
+        placeholder = released[grade_id].source.strip() if grade_id in released else None
+        answered = [c for c in cells if c.source.strip() != placeholder]
+        keep = answered[-1] if answered and cells[0].metadata["nbgrader"].get("solution") \
+            else cells[0]
+        for cell in cells:
+            if cell is not keep:
+                del cell.metadata["nbgrader"]
+        notes.append(f"cell '{grade_id}' appeared {len(cells)} times (copy-pasted?): graded cell "
+                     f"{nb.cells.index(keep) + 1}; the copies ran as ordinary cells")
+    present = {_grade_id(c) for c in nb.cells}
+    previous = None
+    for cell in release.cells:
+        grade_id = _grade_id(cell)
+        if grade_id and grade_id not in present and cell.metadata["nbgrader"].get("locked"):
+            at = next((i + 1 for i, c in enumerate(nb.cells)
+                       if previous and _grade_id(c) == previous), 0)
+            restored = copy.deepcopy(cell)
+            restored["id"] = uuid.uuid4().hex[:8]
+            nb.cells.insert(at, restored)
+            present.add(grade_id)
+        if grade_id in present:
+            previous = grade_id
+    return notes
 
 
 def restored_cells(submitted: Path, released: Path) -> list[str]:
@@ -127,7 +229,7 @@ def restored_cells(submitted: Path, released: Path) -> list[str]:
     ``"<grade_id> (deleted|edited|changed to <type>)"``. nbgrader restores them from the source
     before grading (G03, G04); the report tells the instructor it did."""
     mine = {c.metadata.get("nbgrader", {}).get("grade_id"): c
-            for c in nbformat.read(submitted, as_version=4).cells}
+            for c in read_notebook(submitted).cells}
     notes = []
     for cell in nbformat.read(released, as_version=4).cells:
         meta = cell.metadata.get("nbgrader", {})

@@ -1,8 +1,10 @@
 """A grading worker: ``python -m autograder.grading.worker``, one long-lived process per worker.
 
-It reads the path of a job file (JSON) per line on stdin, executes that submission with nbgrader's
-own ``autograde`` in a scratch course with a private copy of the gradebook, and writes one JSON line
-``{"success": bool, "error": str, "log": str}`` to stdout. Workers never share a database; the
+It reads the path of a job file (JSON) per line from the jobs pipe (``--jobs-fd``), executes that
+submission with nbgrader's own ``autograde`` in a scratch course with a private copy of the
+gradebook, and writes one JSON line ``{"success": bool, "error": str, "log": str}`` to the results
+pipe (``--results-fd``). Both pipes are made non-inheritable at once, so no kernel or subprocess
+can write to them; the worker's own stdout and stderr go to its log file. Workers never share a database; the
 grading run records the grades into the real gradebook one at a time
 (:func:`autograder.grading.grade.record`). Staying alive between jobs saves the two seconds that
 importing nbgrader takes. A job holds: root, submitted_dir, scratch_dir, db_path, assignment_id,
@@ -42,7 +44,12 @@ def run(job: dict) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--memory-limit-bytes", type=int, default=0)
+    parser.add_argument("--jobs-fd", type=int, required=True)
+    parser.add_argument("--results-fd", type=int, required=True)
     args = parser.parse_args()
+    for fd in (args.jobs_fd, args.results_fd):
+        os.set_inheritable(fd, False)
+    jobs, results = os.fdopen(args.jobs_fd, "r"), os.fdopen(args.results_fd, "w")
     # Graded kernels run on the CPU: the same results for every student, and CUDA's huge address
     # space reservations do not collide with the memory limit. One thread each for TensorFlow and
     # BLAS: the grading run already keeps every core busy with one worker per core.
@@ -51,14 +58,13 @@ def main() -> int:
     limit_memory(args.memory_limit_bytes)
     from .course import nbgrader_api  # noqa: F401  (import nbgrader once, before the first job)
 
-    for line in sys.stdin:
-        job = json.loads(Path(line.strip()).read_text())
+    for line in jobs:
         try:
-            result = run(job)
+            result = run(json.loads(Path(line.strip()).read_text()))
         except Exception as error:  # a broken job must not end the worker
             result = {"success": False, "error": f"{type(error).__name__}: {error}", "log": ""}
-        sys.stdout.write(json.dumps(result) + "\n")
-        sys.stdout.flush()
+        results.write(json.dumps(result) + "\n")
+        results.flush()
     return 0
 
 
