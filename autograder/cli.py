@@ -3,15 +3,13 @@
     course release [ASSIGNMENT ...]            solutions/ -> notebooks/ (nbgrader generate_assignment)
     course execute-solutions [ASSIGNMENT ...]  run solution notebooks in place, store outputs
     course grade SUBMITTED_DIR [--out DIR]     autograde a class: gradebook, CSV, feedback, table
-    course demo                                release, then grade the committed sample submissions
+    course demo [--out DIR]                    release, grade a sample class built in DIR/submitted
 """
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-
-SAMPLES = Path(__file__).resolve().parents[1] / "tests" / "samples" / "submitted"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
 
     for name, text in (("grade", "autograde a folder of submissions"),
-                       ("demo", "release, then grade the sample submissions in tests/samples")):
+                       ("demo", "release, build the sample class of tests/samples in "
+                                "OUT/submitted, then grade it")):
         p = sub.add_parser(name, help=text)
         if name == "grade":
             p.add_argument("submitted", type=Path,
@@ -67,7 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             for path in release.release(args.assignments):
                 print(f"released {path}")
-            args.submitted = SAMPLES
+            from .grading.samples import build_sample_class
+
+            args.submitted = build_sample_class(args.out / "submitted")
+            print(f"sample class written to {args.submitted}")
         return grade(args)
     return 0
 

@@ -1,7 +1,8 @@
-"""The grader scores the committed sample submissions exactly as expected.
+"""The grader scores the sample submissions exactly as expected.
 
-One real grading run (real kernels, real nbgrader, two workers) over tests/samples/submitted;
-expected scores per student and graded cell are in tests/samples/expected/<assignment>.json.
+One real grading run (real kernels, real nbgrader, two workers) over the sample class that
+autograder.grading.samples builds from the current release and tests/samples/answers; expected
+scores per student and graded cell are in tests/samples/expected/<assignment>.json.
 """
 import hashlib
 import html
@@ -12,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from autograder.grading.grade import grade_class
+from autograder.grading.samples import build_sample_class
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "samples"
-SUBMITTED = SAMPLES / "submitted"
 EXPECTED = {p.stem: json.loads(p.read_text()) for p in (SAMPLES / "expected").glob("0*.json")}
 INVALID = json.loads((SAMPLES / "expected" / "invalid.json").read_text())
 
@@ -27,10 +28,11 @@ def _hashes(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    before = _hashes(SUBMITTED)
+    submitted = build_sample_class(tmp_path_factory.mktemp("samples") / "submitted")
+    before = _hashes(submitted)
     out = tmp_path_factory.mktemp("grading")
-    run = grade_class(SUBMITTED, out, assignment_ids=sorted(EXPECTED), workers=2, progress=False)
-    return run, before
+    run = grade_class(submitted, out, assignment_ids=sorted(EXPECTED), workers=2, progress=False)
+    return run, (submitted, before)
 
 
 def _grade(run, student_id, assignment_id):
@@ -78,8 +80,8 @@ def test_invalid_files_are_reported_and_the_rest_graded(graded):
 
 
 def test_submitted_files_are_byte_identical_after_grading(graded):
-    run, before = graded
-    assert _hashes(SUBMITTED) == before
+    run, (submitted, before) = graded
+    assert _hashes(submitted) == before
 
 
 def _visible_text(path: Path) -> str:

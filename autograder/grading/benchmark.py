@@ -2,8 +2,9 @@
 
     python -m autograder.grading.benchmark [--students 20] [--workers N]
 
-Builds a class of ``--students`` students from the committed sample submissions (student *k* gets
-sample *k mod n* of assignment *k mod 6*, so the class spans every assignment), grades it
+Builds a class of ``--students`` students from the sample submissions (the sample class of
+:mod:`autograder.grading.samples`, its invalid files left out; student *k* gets sample *k mod n* of
+assignment *k mod 6*, so the class spans every assignment), grades it
 
   (a) with nbgrader's own command line, ``nbgrader autograde ASSIGNMENT --force``, one assignment
       after another, in a course folder configured with this course's ``nbgrader_config.py``;
@@ -30,24 +31,27 @@ import nbformat
 from .course import REPO_ROOT, assignments, sqlite_url
 from .grade import grade_class
 from .parallel import default_workers
+from .samples import build_sample_class
 from .settings import KERNEL_NAME, apply_kernel_env
-
-SAMPLES = REPO_ROOT / "tests" / "samples" / "submitted"
 
 
 def build_class(dest: Path, n_students: int) -> list[tuple[str, str]]:
-    """Copy sample submissions into ``dest/<student>/<assignment>/`` for ``n_students`` synthetic
-    students; returns the (student_id, assignment_id) pairs."""
+    """Copy sample submissions (built from the current release, invalid files left out) into
+    ``dest/<student>/<assignment>/`` for ``n_students`` synthetic students; returns the
+    (student_id, assignment_id) pairs."""
     ids = assignments()
     pairs = []
-    for k in range(n_students):
-        assignment_id = ids[k % len(ids)]
-        samples = sorted(p for p in SAMPLES.glob(f"*/{assignment_id}")
-                         if not (p.parent.name.startswith(("zoe", "yann"))))
-        source = samples[(k // len(ids)) % len(samples)]
-        student_id = f"student{k + 1:03d}"
-        shutil.copytree(source, dest / student_id / assignment_id)
-        pairs.append((student_id, assignment_id))
+    with tempfile.TemporaryDirectory(prefix="samples-") as tmp:
+        no_invalid = Path(tmp) / "invalid"
+        no_invalid.mkdir()
+        built = build_sample_class(Path(tmp) / "class", invalid_dir=no_invalid)
+        for k in range(n_students):
+            assignment_id = ids[k % len(ids)]
+            samples = sorted(built.glob(f"*/{assignment_id}"))
+            source = samples[(k // len(ids)) % len(samples)]
+            student_id = f"student{k + 1:03d}"
+            shutil.copytree(source, dest / student_id / assignment_id)
+            pairs.append((student_id, assignment_id))
     return pairs
 
 

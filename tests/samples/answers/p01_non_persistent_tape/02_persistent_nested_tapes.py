@@ -1,0 +1,22 @@
+# based on: ada_full
+# p01_non_persistent_tape: the answers below replace ada_full's; every other answer cell is ada_full's.
+
+# %% grads_from_one_tape
+def grads_from_one_tape(x):
+    x = tf.constant(x, dtype=tf.float32)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+        z = y * y
+    dz_dx = tape.gradient(z, x)
+    dy_dx = tape.gradient(y, x)
+    return dz_dx, dy_dx
+
+# %% second_derivative
+def second_derivative(f, x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+        dy_dx = tape.gradient(y, x)
+    d2y_dx2 = tape.gradient(dy_dx, x)
+    return dy_dx, d2y_dx2

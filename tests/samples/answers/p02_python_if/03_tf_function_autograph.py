@@ -1,0 +1,10 @@
+# based on: ada_full
+# p02_python_if: the answers below replace ada_full's; every other answer cell is ada_full's.
+
+# %% square_if_positive
+@tf.function(autograph=False)
+def square_if_positive(x):
+    """x * x if x > 0, else x."""
+    if x > 0:
+        return x * x
+    return x
