@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--force", action="store_true",
                        help="grade again submissions already graded with the same files")
         p.add_argument("--no-feedback", action="store_true", help="skip feedback HTML")
+        p.add_argument("--no-sandbox", action="store_true",
+                       help="run kernels without the bubblewrap sandbox (where none can start, "
+                            "e.g. macOS); the report says the run was not sandboxed")
         p.add_argument("--course-root", type=Path, default=None,
                        help="folder holding solutions/ (default: this workbook)")
 
@@ -79,7 +82,8 @@ LAYOUT = "<student_id>/<assignment_id>/<assignment_id>.ipynb"
 
 def grade(args) -> int:
     from .grading.grade import DEFAULT_MEMORY_LIMIT_MB, grade_class
-    from .grading.reports import score_table
+    from .grading.reports import NOT_SANDBOXED, attention_lines, score_table
+    from .grading.sandbox import SandboxUnavailable
 
     if not args.submitted.is_dir():
         print(f"course grade: {args.submitted} is not a folder", file=sys.stderr)
@@ -91,7 +95,13 @@ def grade(args) -> int:
     try:
         run = grade_class(args.submitted, args.out, assignment_ids=args.assignments,
                           workers=args.workers, db_url=args.db_url, memory_limit_mb=limit,
-                          force=args.force, feedback=not args.no_feedback, **extra)
+                          force=args.force, feedback=not args.no_feedback,
+                          sandbox=not args.no_sandbox, **extra)
+    except SandboxUnavailable as error:
+        print(f"course grade: {error}.\nKernels run student code, so grading stops here. To grade "
+              "anyway, without the sandbox, add --no-sandbox (the report will say so).",
+              file=sys.stderr)
+        return 2
     except ValueError as error:
         print(f"course grade: {error}", file=sys.stderr)
         return 2
@@ -103,6 +113,8 @@ def grade(args) -> int:
               file=sys.stderr)
         return 2
     print(score_table(run.grades))
+    if not run.sandboxed:
+        print("\n" + NOT_SANDBOXED)
     n = len(run.grades)
     print(f"\n{n} notebook{'s' if n != 1 else ''} ({run.graded_now} graded now, {run.reused} "
           f"unchanged since the last run) in {run.seconds:.1f} s; outputs in {run.out}:")
@@ -110,7 +122,14 @@ def grade(args) -> int:
                  "pass_rates.png", "feedback/", "gradebook.db"):
         if (run.out / name.rstrip("/")).exists():
             print(f"  {run.out / name}")
-    return 0
+    attention = attention_lines(run.grades)
+    if run.failures:
+        attention += ["Failed for the whole run:"] + [f"  {f}" for f in run.failures]
+    if attention:
+        print("\n" + "\n".join(attention))
+    if args.command == "demo":
+        return 0  # the sample class holds broken files on purpose
+    return 1 if attention else 0
 
 
 if __name__ == "__main__":

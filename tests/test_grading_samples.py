@@ -110,3 +110,11 @@ def test_exports_hold_every_graded_submission(graded):
             assert re.search(rf"^{assignment_id},.*,{student_id},", csv_text, re.M)
     rows = (run.out / "scores_by_exercise.csv").read_text().splitlines()
     assert len(rows) - 1 == sum(len(g.scores) for g in run.grades)
+
+
+def test_no_sample_submission_is_flagged_for_review(graded):
+    # Every sample is ordinary student work, right or wrong: neither the static scan nor the
+    # integrity check before each graded cell may flag it.
+    run, _ = graded
+    flagged = {(g.student_id, g.assignment_id): g.review for g in run.grades if g.review}
+    assert flagged == {}

@@ -42,7 +42,7 @@ def test_stderr_outside_graded_cells_stays_stderr():
 
 def test_interrupted_cell_is_reported_as_a_timeout():
     cell = _cell(True, new_output("error", ename="KeyboardInterrupt", evalue="", traceback=["..."]))
-    cell, _ = NameTimeouts(cell_timeout_s=7).preprocess_cell(cell, {}, 0)
+    NameTimeouts(cell_timeout_s=7).preprocess(nbformat.v4.new_notebook(cells=[cell]), {})
     assert (cell.outputs[0].ename, cell.outputs[0].evalue) == \
         ("CellTimeoutError", "timed out after 7 s (an infinite loop?)")
 
@@ -93,3 +93,41 @@ def test_grading_a_folder_without_submissions_fails_and_names_the_layout(tmp_pat
     assert code == 2
     assert "ignored" in err and "frank/hw1: not an assignment folder" in err
     assert "no submissions found" in err and "<student_id>/<assignment_id>/" in err
+
+
+def _timed_out_cell(grade_id: str):
+    cell = new_code_cell("import tensorflow as tf", metadata={"nbgrader": {
+        "grade": False, "grade_id": grade_id, "locked": True, "solution": False, "schema_version": 3}})
+    cell.outputs = [new_output("error", ename="CellTimeoutError", evalue="", traceback=[])]
+    return cell
+
+
+def test_later_missing_names_say_the_set_up_cell_timed_out_g17():
+    nb = nbformat.v4.new_notebook()
+    later = _cell(True, new_output("error", ename="NameError", evalue="name 'tf' is not defined",
+                                   traceback=["..."]))
+    nb.cells = [_timed_out_cell("setup"), later]
+    for _ in range(2):  # the worker and the recording step both run it: said once
+        nb, _ = NameTimeouts(cell_timeout_s=7).preprocess(nb, {})
+    assert nb.cells[0].outputs[0].evalue == "timed out after 7 s (an infinite loop?)"
+    assert later.outputs[0].evalue == ("the set-up cell timed out after 7 s, so what it defines "
+                                       "is missing (name 'tf' is not defined)")
+
+
+def test_missing_names_without_an_earlier_timeout_stay_as_they_are():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [_cell(True, new_output("error", ename="NameError", evalue="name 'f' is not defined",
+                                       traceback=["..."]))]
+    nb, _ = NameTimeouts(cell_timeout_s=7).preprocess(nb, {})
+    assert nb.cells[0].outputs[0].evalue == "name 'f' is not defined"
+
+
+def test_cli_stops_with_the_cause_and_the_fix_when_no_sandbox_can_start(tmp_path, monkeypatch, capsys):
+    from autograder.cli import main
+
+    (tmp_path / "class" / "erin" / "01_gradient_tape").mkdir(parents=True)
+    monkeypatch.setenv("COURSE_BWRAP", "/bin/false")  # a bwrap that cannot start anything
+    code = main(["grade", str(tmp_path / "class"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "the kernel sandbox (bwrap) failed to start" in err and "--no-sandbox" in err
+    assert not (tmp_path / "out" / "gradebook.db").exists()

@@ -11,6 +11,7 @@ assignment *k mod 6*, so the class spans every assignment), grades it
   (b) with :func:`autograder.grading.grade.grade_class` and ``--workers`` processes;
   (c) with :func:`~autograder.grading.grade.grade_class` and one worker, which separates what
       parallelism alone gives ((b) vs (c)) from the pipeline's other differences ((c) vs (a));
+  (d) as (b) without the kernel sandbox, which gives the sandbox's cost per notebook;
 
 checks that all three give the same score for every student and graded cell, and prints notebooks
 per minute for each and the ratios. Then it times where one notebook's grading goes: kernel start,
@@ -141,10 +142,17 @@ def main(argv: list[str] | None = None) -> int:
         one_worker = read_scores(sqlite_url(tmp / "one" / "gradebook.db"))
         print(f"(c) course grade, 1 worker:  {one.seconds:7.1f} s  "
               f"{60 * n / one.seconds:5.2f} notebooks/min")
+        bare = grade_class(tmp / "class", tmp / "bare", workers=args.workers, feedback=False,
+                           progress=False, sandbox=False)
+        print(f"(d) course grade, {args.workers} workers, --no-sandbox: {bare.seconds:7.1f} s  "
+              f"{60 * n / bare.seconds:5.2f} notebooks/min")
+        print(f"sandbox: {run.seconds / n:.2f} s per notebook with it (b), {bare.seconds / n:.2f} s "
+              f"without (d): {(run.seconds - bare.seconds) / n:+.2f} s per notebook")
         print(f"speed-up (b)/(a): {serial_s / run.seconds:.2f}x   from parallelism alone (b)/(c): "
               f"{one.seconds / run.seconds:.2f}x   pipeline vs plain nbgrader (c)/(a): "
               f"{serial_s / one.seconds:.2f}x")
-        same = serial == parallel == one_worker and len(serial) > 0
+        bare_scores = read_scores(sqlite_url(tmp / "bare" / "gradebook.db"))
+        same = serial == parallel == one_worker == bare_scores and len(serial) > 0
         print(f"scores identical: {same} ({len(serial)} graded cells)")
         if not same:
             for key in sorted(set(serial) | set(parallel)):

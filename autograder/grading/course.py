@@ -20,7 +20,7 @@ def assignments(root: Path = REPO_ROOT) -> list[str]:
 def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
                     db_url: str | None = None, release_dir: Path | None = None,
                     submitted_dir: Path | None = None, workdir: Path | None = None,
-                    cell_timeout_s: int = CELL_TIMEOUT_S) -> Config:
+                    cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None) -> Config:
     """The course's nbgrader ``Config`` with its directories resolved for one run.
 
     Args:
@@ -31,9 +31,10 @@ def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
         submitted_dir: folder in nbgrader's ``<student>/<assignment>/<notebook>.ipynb`` layout.
         workdir: where ``autograded/`` and ``feedback/`` go.
         cell_timeout_s: per-cell time limit of graded runs, seconds.
+        sandbox: run graded kernels in the bubblewrap sandbox; None: where available.
     """
     c = Config()
-    configure(c, cell_timeout_s)
+    configure(c, cell_timeout_s, sandbox)
     c.CourseDirectory.root = str(root)
     if release_dir is not None:
         c.CourseDirectory.release_directory = str(Path(release_dir).resolve())

@@ -34,9 +34,12 @@ from sqlalchemy.exc import SAWarning
 
 from .course import REPO_ROOT, assignments, nbgrader_api, nbgrader_config, sqlite_url
 from .parallel import default_workers, run_workers
+from .preprocessors import REVIEW_KEY
 from .release import release
+from .sandbox import SandboxUnavailable, sandbox_problem
 from .settings import CELL_TIMEOUT_S
-from .submissions import (Submission, find_submissions, restored_cells, stage,
+from .scan import scan_notebook
+from .submissions import (Submission, find_submissions, read_notebook, restored_cells, stage,
                           unknown_folders)
 
 # Memory one grading worker and its kernel may map, in MiB (TensorFlow alone maps about 2 GiB of
@@ -58,7 +61,9 @@ class NotebookGrade:
     copied cells and the like; ``executed`` is False for a notebook that was missing or not
     a valid notebook (it scores 0 without running); ``failures`` lists each step of the pipeline
     that failed for this submission as ``"<step>: <reason>"`` (steps: stage, execute, record,
-    collect, feedback), where the instructor must act.
+    collect, feedback), where the instructor must act; ``review`` lists what the static scan
+    (:mod:`.scan`) and the integrity check (:class:`~.preprocessors.GradingExecute`) flagged for
+    review: the score stands, a person decides.
     """
     student_id: str
     assignment_id: str
@@ -70,6 +75,7 @@ class NotebookGrade:
     notes: list[str] = field(default_factory=list)
     executed: bool = False
     failures: list[str] = field(default_factory=list)
+    review: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -92,6 +98,7 @@ class GradeRun:
     reused: int
     ignored: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    sandboxed: bool = True
 
     @property
     def needs_attention(self) -> list[NotebookGrade]:
@@ -103,7 +110,7 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
                 workers: int | None = None, db_url: str | None = None, root: Path = REPO_ROOT,
                 memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
                 cell_timeout_s: int = CELL_TIMEOUT_S, force: bool = False,
-                feedback: bool = True, progress: bool = True) -> GradeRun:
+                feedback: bool = True, progress: bool = True, sandbox: bool = True) -> GradeRun:
     """Autograde every submission in ``submitted_dir`` into one gradebook.
 
     Args:
@@ -118,10 +125,13 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         force: grade again submissions already recorded with the same sources.
         feedback: write per-student feedback HTML.
         progress: show a progress bar.
+        sandbox: run every kernel in the bubblewrap sandbox (:mod:`.sandbox`); False runs them
+            as this user with the machine in view (the report says so).
     Returns:
         A :class:`GradeRun`; invalid or ungradable notebooks appear with their ``problem``.
     Raises:
         ValueError: an id of ``assignment_ids`` is not an assignment of the course.
+        SandboxUnavailable: ``sandbox`` is set and no sandbox can start on this host.
     """
     # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not the run's news.
     warnings.filterwarnings("ignore", category=SAWarning)
@@ -134,6 +144,10 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         raise ValueError(f"unknown assignment {', '.join(unknown)}: the course has "
                          f"{', '.join(known)} (the folders of {root / 'solutions'})")
     ids = assignment_ids or known
+    if sandbox:
+        problem = sandbox_problem()
+        if problem:
+            raise SandboxUnavailable(problem)
     # Staged copies and scratch courses are private to this run, so that two runs on the same
     # output folder never touch each other's files; only the gradebook is shared, under a lock.
     (out / "runs").mkdir(exist_ok=True)
@@ -152,7 +166,7 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     # The report covers this run's assignments and what earlier runs recorded in this folder.
     reported = [sub for sub in everything if sub.assignment_id in ids or _read_record(out, sub)]
     config = nbgrader_config(root, db_url=db_url, submitted_dir=staged_dir, workdir=out,
-                             cell_timeout_s=cell_timeout_s)
+                             cell_timeout_s=cell_timeout_s, sandbox=sandbox)
     gradable = [s for s in subs if s.notebooks.keys() - s.problems.keys()]
     _create_students(config, sorted({s.student_id for s in gradable}))
 
@@ -177,7 +191,7 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         jobs[key] = {
             "root": str(root), "submitted_dir": str(staged_dir), "scratch_dir": str(scratch),
             "db_path": str(scratch / "gradebook.db"), "assignment_id": sub.assignment_id,
-            "student_id": sub.student_id, "cell_timeout_s": cell_timeout_s,
+            "student_id": sub.student_id, "cell_timeout_s": cell_timeout_s, "sandbox": sandbox,
         }
 
     def record_when_done(result) -> None:
@@ -214,14 +228,14 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         for grade in grades:
             grade.failures += failed.get(f"{grade.student_id}/{grade.assignment_id}", [])
         for step, write in (("export", lambda: write_exports(config, grades, out)),
-                            ("summary", lambda: write_summary(grades, out))):
+                            ("summary", lambda: write_summary(grades, out, sandboxed=sandbox))):
             try:
                 write()
             except Exception as error:  # the other exports are still written
                 run_failures.append(f"{step}: {type(error).__name__}: {error}")
     return GradeRun(out, grades, time.perf_counter() - started, len(todo),
                     len(fingerprints) - len(todo), unknown_folders(Path(submitted_dir), known),
-                    run_failures)
+                    run_failures, sandbox)
 
 
 def failure_reason(error: str, log: str = "") -> str:
@@ -256,11 +270,13 @@ def record(config, sub: Submission, executed_dir: Path, reason: str) -> str:
     worker's execution in ``executed_dir`` (see :class:`~.preprocessors.ReuseOutputs`).
 
     Returns "" on success, else why it failed (the batch goes on without this submission)."""
+    from nbgrader.preprocessors import Execute
+
     from .preprocessors import ReuseOutputs
 
     config = config.copy()
     config.Autograde.autograde_preprocessors = [
-        ReuseOutputs if getattr(pp, "__name__", "") == "Execute" else pp
+        ReuseOutputs if isinstance(pp, type) and issubclass(pp, Execute) else pp
         for pp in config.Autograde.autograde_preprocessors]
     config.ReuseOutputs.executed_directory = str(executed_dir)
     config.ReuseOutputs.failure_reason = reason
@@ -317,9 +333,12 @@ def _collect_one(gb, sub: Submission, out: Path) -> list[NotebookGrade]:
         grade.executed = notebook.name in sub.notebooks and notebook.name not in sub.problems
         if grade.executed:
             grade.restored = restored_cells(sub.notebooks[notebook.name], released)
+            grade.review = scan_notebook(read_notebook(sub.notebooks[notebook.name]),
+                                         nbformat.read(released, as_version=4))
         path = folder / f"{notebook.name}.ipynb"
         if path.exists():
             grade.messages = failure_messages(path)
+            grade.review += nbformat.read(path, as_version=4).metadata.get(REVIEW_KEY, [])
         grades.append(grade)
     return grades
 

@@ -2,14 +2,100 @@
 :func:`autograder.grading.settings.configure`."""
 from __future__ import annotations
 
+import ast
 import os
+import time
+import uuid
+from pathlib import Path
+from queue import Empty
 
 import nbformat
-from nbgrader.preprocessors import NbGraderPreprocessor
+from jupyter_core.utils import ensure_async, run_sync
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from nbgrader.utils import is_grade
 from traitlets import Integer, Unicode
 
+from .sandbox import SandboxedKernelManager
 from .settings import TF_LOG_LINE
+
+
+# Key of the notebook metadata where GradingExecute leaves what it flagged for review.
+REVIEW_KEY = "grading_review"
+PROBE_SOURCE = (Path(__file__).parent / "integrity_probe.py").read_text()
+
+
+class GradingExecute(Execute):
+    """nbgrader's ``Execute`` with an integrity check before every code cell.
+
+    The check (:mod:`.integrity_probe`, run silently in the kernel) reports what the last cell
+    changed in the interpreter: IPython transformers and hooks, exception handlers, import hooks,
+    builtins, replaced methods. Changes made by a locked cell (the course's own, such as
+    ``%matplotlib inline``) are expected; changes made by a cell the student can edit are flagged.
+    Before each graded cell it also checks that the course's check functions hold the code on
+    disk. What it flags goes to the notebook's ``metadata.grading_review`` (a list of strings);
+    scores are never changed here.
+    """
+
+    probe_timeout_s = Integer(30, help="longest wait for one integrity check, seconds").tag(
+        config=True)
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        if cell.cell_type == "code" and cell.source.strip() and self.kc is not None:
+            await self._integrity_check(cell, cell_index)
+        return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+
+    execute_cell = run_sync(async_execute_cell)  # nbclient binds its own at class creation
+
+    async def _integrity_check(self, cell, cell_index) -> None:
+        if not hasattr(self, "_token"):
+            # _previous: the cell that ran last, when changes made while it ran are suspect.
+            self._token, self._previous, self._student_ran = f"_grader_{uuid.uuid4().hex}", None, False
+            self.nb.metadata[REVIEW_KEY] = []
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        expression = (f"(lambda ns: (exec({PROBE_SOURCE!r}, ns), "
+                      f"ns['probe']({self._token!r}, {bool(is_grade(cell))})))({{}})[1]")
+        msg_id = self.kc.execute("", silent=True, store_history=False,
+                                 user_expressions={"probe": expression})
+        found = {"changed": [], "checks": []}
+        deadline = time.monotonic() + self.probe_timeout_s
+        while True:
+            try:
+                reply = await ensure_async(self.kc.shell_channel.get_msg(
+                    timeout=max(0.1, deadline - time.monotonic())))
+            except Empty:
+                found["checks"] = ["the integrity check got no answer (the interpreter was changed?)"]
+                await ensure_async(self.km.interrupt_kernel())
+                break
+            if reply["parent_header"].get("msg_id") == msg_id:
+                result = reply["content"].get("user_expressions", {}).get("probe", {})
+                if result.get("status") == "ok":
+                    found = ast.literal_eval(result["data"]["text/plain"])
+                else:
+                    found["checks"] = [f"the integrity check failed: {result.get('ename')}: "
+                                       f"{result.get('evalue')}"]
+                break
+        review = self.nb.metadata[REVIEW_KEY]
+        if self._previous:
+            review += [f"{what} was changed while {self._previous} ran" for what in found["changed"]]
+        before = f"before cell {cell_index + 1}" + (f" ('{grade_id}')" if grade_id else "")
+        review += [f"{finding} ({before})" for finding in found["checks"]
+                   if not any(r.startswith(finding) for r in review)]
+        # Changes made by the course's set-up (locked cells before any student cell, and the
+        # set-up cell) are expected; from the first editable cell on, every change is suspect.
+        self._student_ran |= not cell.metadata.get("nbgrader", {}).get("locked")
+        suspect = self._student_ran and grade_id != "setup"
+        self._previous = f"cell {cell_index + 1}" + (f" ('{grade_id}')" if grade_id else "") \
+            if suspect else None
+
+
+class SandboxedExecute(GradingExecute):
+    """:class:`GradingExecute` with each kernel in the bubblewrap sandbox
+    (:class:`~.sandbox.SandboxedKernelManager`). Configured as ``Execute`` is (``c.Execute.*``);
+    nbgrader's ``__init__`` fixes ``kernel_manager_class``, so configuration alone cannot."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", SandboxedKernelManager)
+        super().__init__(*args, **kwargs)
 
 
 class QuietTensorFlowStderr(NbGraderPreprocessor):
@@ -124,4 +210,6 @@ class ReuseOutputs(NbGraderPreprocessor):
             if cell.cell_type == "code":
                 cell.outputs = done.outputs
                 cell.execution_count = done.execution_count
+        if REVIEW_KEY in executed.metadata:
+            nb.metadata[REVIEW_KEY] = executed.metadata[REVIEW_KEY]
         return nb, resources

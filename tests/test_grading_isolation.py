@@ -1,0 +1,122 @@
+"""One submission never stops the class run (failure isolation): a class of full 01 submissions,
+each changed the way real students' habits and front ends change them (tests/mutate.py), graded by
+one real `course grade` command (real kernels, real nbgrader)."""
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.grading.samples import build_sample_class
+from tests import mutate
+from tests.test_grading_samples import _hashes
+
+ASSIGNMENT = "01_gradient_tape"
+FULL = {"test_square_grad": 2.0, "test_sum_squared_grad": 2.0, "test_train_step": 3.0,
+        "test_fit_line": 3.0}
+ZERO = {cell: 0.0 for cell in FULL}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    samples = build_sample_class(tmp_path_factory.mktemp("samples"))
+    full = nbformat.read(samples / "ada_full" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    submitted = mutate.write_class(tmp_path_factory.mktemp("class"), ASSIGNMENT, {
+        "ada_full": full,
+        "copied_answer_cell": mutate.duplicated_answer_cell(full),
+        "deleted_test_cell": mutate.deleted_cell(full, "test_square_grad"),
+        "deleted_check_and_test": mutate.deleted_cell(
+            mutate.deleted_cell(full, "test_fit_line"), "fit_line_check"),
+        "shell_output": mutate.shell_output(full),
+        "colab_widgets": mutate.colab_widget_state(full),
+        "kim[2]": full,
+        "hidden_markers": mutate.hidden_test_markers(full),
+        "slow_setup": mutate.slow_setup(full),
+        "nbformat_4_0": mutate.old_format(full),
+        "duplicated_ids": mutate.duplicated_cell_ids(full),
+    })
+    before = _hashes(submitted)
+    out = tmp_path_factory.mktemp("out")
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
+         "--workers", "2"], capture_output=True, text=True, timeout=1800)
+    with open(out / "scores_by_exercise.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    by_student: dict[str, dict] = {}
+    for row in rows:
+        by_student.setdefault(row["student_id"], {})[row["grade_id"]] = row
+    return proc, out, by_student, submitted, before
+
+
+def _points(rows: dict) -> dict[str, float]:
+    return {cell: float(row["score"]) for cell, row in rows.items()}
+
+
+def _one(rows: dict, column: str) -> str:
+    [value] = {row[column] for row in rows.values()}
+    return value
+
+
+def test_run_ends_with_every_export_and_says_which_submissions_need_attention(graded):
+    proc, out, _, _, _ = graded
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # some submissions need attention
+    for name in ("grades.csv", "scores_by_exercise.csv", "summary.txt", "gradebook.db"):
+        assert (out / name).exists(), name
+    attention = proc.stdout.split("Needs attention")[1]
+    assert "kim[2] / 01_gradient_tape: student folder 'kim[2]' not graded" in attention
+    assert "hidden_markers / 01_gradient_tape: feedback:" in attention
+    assert "ada_full" not in attention and "shell_output" not in attention
+    assert "Needs attention" in (out / "summary.txt").read_text()
+
+
+@pytest.mark.parametrize("student", ["ada_full", "shell_output", "colab_widgets", "nbformat_4_0",
+                                     "duplicated_ids"])
+def test_full_submission_gets_full_marks_and_feedback(graded, student):
+    _, out, by, _, _ = graded
+    assert _points(by[student]) == FULL, by[student]
+    assert _one(by[student], "problem") == "" and _one(by[student], "failed_steps") == ""
+    assert (out / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").exists()
+
+
+def test_copied_answer_cell_is_graded_and_noted_g11(graded):
+    _, _, by, _, _ = graded
+    assert _points(by["copied_answer_cell"]) == FULL
+    assert "cell 'square_grad' appeared 2 times (copy-pasted?)" in _one(by["copied_answer_cell"], "notes")
+
+
+@pytest.mark.parametrize("student,restored", [
+    ("deleted_test_cell", "test_square_grad (deleted)"),
+    ("deleted_check_and_test", "fit_line_check (deleted); test_fit_line (deleted)"),
+])
+def test_deleted_test_cell_after_a_check_cell_is_restored_and_graded_g03_g12(graded, student, restored):
+    _, _, by, _, _ = graded
+    assert _points(by[student]) == FULL
+    assert _one(by[student], "restored_cells") == restored
+
+
+def test_student_id_with_pattern_characters_is_refused_with_a_reason_g15(graded):
+    _, out, by, _, _ = graded
+    assert _points(by["kim[2]"]) == ZERO
+    assert "rename the folder, for example to 'kim_2'" in _one(by["kim[2]"], "problem")
+    assert not (out / "autograded" / "kim[2]").exists()
+
+
+def test_hidden_test_markers_in_student_text_cost_only_that_feedback_g16(graded):
+    _, out, by, _, _ = graded
+    assert _points(by["hidden_markers"]) == FULL
+    assert _one(by["hidden_markers"], "failed_steps").startswith("feedback: ")
+    assert (out / "feedback" / "ada_full").exists()
+
+
+def test_setup_cell_timeout_is_named_in_every_later_failure_g17(graded):
+    _, _, by, _, _ = graded
+    assert _points(by["slow_setup"]) == ZERO
+    for row in by["slow_setup"].values():
+        assert row["message"].startswith("NameError: the set-up cell timed out after 120 s"), row
+
+
+def test_submitted_files_are_byte_identical_after_grading(graded):
+    _, _, _, submitted, before = graded
+    assert _hashes(submitted) == before

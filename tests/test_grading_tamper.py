@@ -1,0 +1,216 @@
+"""A student after unearned points, or out to harm others: probe submissions of 01 (the unanswered
+release plus one attack each, in the first answer cell), graded by one real sandboxed
+`course grade` run beside an innocent full submission. Each probe either earns nothing and harms
+no one, or is flagged for review with its reason."""
+import csv
+import hashlib
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder.grading.sandbox import sandbox_problem
+from autograder.grading.samples import build_sample_class
+from tests.test_grading_samples import _hashes
+
+ASSIGNMENT = "01_gradient_tape"
+ROOT = Path(__file__).resolve().parents[1]
+GUARDED = [ROOT / "autograder" / "checks" / "tapes.py",
+           ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"]
+HIDDEN_LINE = "cases=[0.5, -4, 7, 10.25]"  # a line of the hidden tests of test_square_grad
+
+pytestmark = pytest.mark.skipif(sandbox_problem() is not None,
+                                reason=f"no sandbox on this host: {sandbox_problem()}")
+
+
+def _probes(paths: dict) -> dict[str, str]:
+    """student id -> the code that replaces the first answer cell (square_grad)."""
+    return {
+        "run_solutions": f"""
+import json, os, pathlib, autograder
+roots = [pathlib.Path(autograder.__file__).resolve().parents[1], pathlib.Path({paths['root']!r})]
+for pid in os.listdir('/proc'):
+    try:
+        roots.append(pathlib.Path(os.readlink(f'/proc/{{pid}}/cwd')))
+    except OSError:
+        pass
+for root in roots:
+    path = root / 'solutions' / {ASSIGNMENT!r} / '{ASSIGNMENT}.ipynb'
+    if path.exists():
+        for cell in json.loads(path.read_text())['cells']:
+            if cell['metadata'].get('nbgrader', {{}}).get('solution'):
+                exec(''.join(cell['source']).replace('### BEGIN SOLUTION', '').replace('### END SOLUTION', ''))
+""",
+        "read_hidden_tests": """
+import os
+for top in ['.', '/tmp', os.path.expanduser('~'), '/work', '/root', '/home']:
+    for folder, _, files in os.walk(top):
+        for name in files:
+            if name.endswith(('.db', '.ipynb', '.json')):
+                try:
+                    print(folder, name, open(os.path.join(folder, name), errors='replace').read()[:100000])
+                except OSError:
+                    pass
+""",
+        "rewrite_checks": f"""
+import nbgrader.preprocessors.saveautogrades as save
+for path in [{str(GUARDED[0])!r}, save.__file__]:
+    try:
+        with open(path, 'a') as handle:
+            handle.write('\\nraise SystemExit  # pwned\\n')
+    except OSError as error:
+        print(error)
+""",
+        "edit_gradebook": f"""
+import subprocess, sys
+code = '''
+import sqlite3, time
+time.sleep(2)
+con = sqlite3.connect({paths['gradebook']!r})
+con.execute("UPDATE grade SET auto_score = 0")
+con.execute("UPDATE grade SET manual_score = 100")
+con.commit()
+'''
+subprocess.Popen([sys.executable, '-c', code], start_new_session=True)
+""",
+        "overwrite_others": f"""
+import glob
+for path in [{paths['innocent']!r}] + glob.glob({paths['out']!r} + '/runs/*/staged/*/*/*.ipynb'):
+    try:
+        open(path, 'w').write('{{}}')
+    except OSError as error:
+        print(error)
+""",
+        "network": f"""
+import socket
+try:
+    socket.create_connection(('127.0.0.1', {paths['port']}), timeout=3)
+except OSError as error:
+    print('no network:', error)
+""",
+        "linger": f"""
+import subprocess
+subprocess.Popen(['bash', '-c', 'exec -a {paths['marker']} sleep 900'], start_new_session=True)
+""",
+        "patch_checks": """
+checks.check_square_grad = lambda *args, **kwargs: None
+
+def square_grad(x):
+    return None
+""",
+        "ast_transformer": """
+import ast
+
+class EverythingPasses(ast.NodeTransformer):
+    def visit_Module(self, node):
+        return ast.Module(body=[ast.Pass()], type_ignores=[])
+
+get_ipython().ast_transformers.append(EverythingPasses())
+""",
+        "exception_handler": """
+get_ipython().set_custom_exc((Exception,), lambda *args, **kwargs: None)
+""",
+    }
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    samples = build_sample_class(tmp_path_factory.mktemp("samples"))
+    full = nbformat.read(samples / "ada_full" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    blank = nbformat.read(samples / "ben_blank" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("out")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.1)
+    innocent = submitted / "ada_full" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    paths = {"root": str(ROOT), "gradebook": str(out / "gradebook.db"), "out": str(out),
+             "innocent": str(innocent), "port": server.getsockname()[1],
+             "marker": f"linger-{uuid.uuid4().hex}"}
+    notebooks = {"ada_full": full}
+    for student, code in _probes(paths).items():
+        nb = nbformat.from_dict(blank)
+        first = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+        first.source = code.strip()
+        notebooks[student] = nb
+    for student, nb in notebooks.items():
+        path = submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nb, path)
+    before = _hashes(submitted)
+    guarded = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in GUARDED}
+    import nbgrader.preprocessors.saveautogrades as save
+    nbgrader_file = Path(save.__file__)
+    guarded[nbgrader_file] = hashlib.sha256(nbgrader_file.read_bytes()).hexdigest()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
+             "--workers", "2"], capture_output=True, text=True, timeout=1800)
+        try:
+            server.accept()
+            connected = True
+        except OSError:
+            connected = False
+    finally:
+        server.close()
+    with open(out / "scores_by_exercise.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    by = {}
+    for row in rows:
+        by.setdefault(row["student_id"], []).append(row)
+    left = subprocess.run(["pgrep", "-f", paths["marker"]], capture_output=True, text=True).stdout
+    return {"proc": proc, "out": out, "by": by, "connected": connected, "left": left,
+            "unchanged": before == _hashes(submitted) and all(
+                hashlib.sha256(p.read_bytes()).hexdigest() == h for p, h in guarded.items())}
+
+
+def _score(rows) -> float:
+    return sum(float(r["score"]) for r in rows)
+
+
+def _review(rows) -> str:
+    return rows[0]["needs_review"]
+
+
+def test_innocent_full_submission_keeps_full_marks_unflagged(graded):
+    rows = graded["by"]["ada_full"]
+    assert _score(rows) == 10 and _review(rows) == "", graded["proc"].stdout
+
+
+@pytest.mark.parametrize("student", ["run_solutions", "read_hidden_tests", "rewrite_checks",
+                                     "edit_gradebook", "overwrite_others", "network", "linger"])
+def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
+    assert _score(graded["by"][student]) == 0, graded["by"][student]
+
+
+@pytest.mark.parametrize("student,points,flag", [
+    ("patch_checks", 2, "changes checks.check_square_grad"),
+    ("patch_checks", 2, "autograder.checks.tapes.check_square_grad is not the course's code"),
+    ("ast_transformer", 10, "uses .ast_transformers"),
+    ("ast_transformer", 10, "an IPython AST transformer was changed while cell"),
+    ("exception_handler", 0, "a custom exception handler was changed while cell"),
+])
+def test_probe_in_its_own_interpreter_is_flagged_for_review_with_the_reason(graded, student, points, flag):
+    rows = graded["by"][student]
+    assert _score(rows) == points and flag in _review(rows), _review(rows)
+    assert f"{student} / {ASSIGNMENT}: " in (graded["out"] / "summary.txt").read_text()
+
+
+def test_no_probe_harms_anyone_or_anything(graded):
+    assert graded["unchanged"]  # submissions, checks, solutions, nbgrader's code
+    assert not graded["connected"] and graded["left"] == ""
+    assert _score(graded["by"]["ada_full"]) == 10  # the gradebook edit did not land
+
+
+def test_hidden_tests_reach_no_output_and_no_feedback(graded):
+    out = graded["out"]
+    for path in [*(out / "autograded").rglob("*.ipynb"), *(out / "feedback").rglob("*.html")]:
+        text = path.read_text()
+        if path.suffix == ".ipynb":
+            nb = nbformat.reads(text, as_version=4)
+            text = "".join(str(c.get("outputs", "")) for c in nb.cells)
+        assert HIDDEN_LINE not in text, path

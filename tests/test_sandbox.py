@@ -1,0 +1,125 @@
+"""The grading kernel's sandbox (bubblewrap): what a submission's code can and cannot reach.
+
+A real kernel is started by the real kernel manager (:class:`SandboxedKernelManager`) through
+nbclient, as nbgrader starts it, and runs probe cells; the host side checks the effects.
+"""
+import hashlib
+import os
+import socket
+import subprocess
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from autograder.grading.sandbox import SandboxedKernelManager, sandbox_argv, sandbox_problem
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKS = ROOT / "autograder" / "checks" / "tapes.py"
+
+pytestmark = pytest.mark.skipif(sandbox_problem() is not None,
+                                reason=f"no sandbox on this host: {sandbox_problem()}")
+
+
+def _run(cells: list[str], timeout: int = 120) -> list[str]:
+    """Execute ``cells`` in a sandboxed kernel; returns each cell's text output (or error)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                   kernel_manager_class=SandboxedKernelManager, startup_timeout=300,
+                   resources={"metadata": {"path": str(ROOT / "solutions")}}).execute()
+    return ["".join(o.get("text", "") or f"{o.get('ename')}: {o.get('evalue')}"
+                    for o in cell.outputs) for cell in nb.cells]
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory):
+    secrets = tmp_path_factory.mktemp("secrets")
+    gradebook = secrets / "gradebook.db"
+    gradebook.write_text("hidden tests live here")
+    other = secrets / "other_student.ipynb"
+    other.write_text("{}")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.1)
+    marker = f"sleep-{uuid.uuid4().hex}"
+    checks_hash = hashlib.sha256(CHECKS.read_bytes()).hexdigest()
+    os.environ["GRADER_SECRET_TOKEN"] = "do-not-leak"
+    try:
+        outputs = _run([
+            "import os; print(os.getuid(), os.getcwd())",
+            f"print(os.path.exists({str(ROOT / 'solutions')!r}), os.path.exists({str(ROOT / 'tests')!r}))",
+            f"print(open({str(gradebook)!r}).read())",
+            f"print(open({str(other)!r}).read())",
+            f"import socket; socket.create_connection(('127.0.0.1', {server.getsockname()[1]}), timeout=3)",
+            f"open({str(CHECKS)!r}, 'a').write('# pwned')",
+            "import subprocess\n"
+            f"subprocess.Popen(['bash', '-c', 'exec -a {marker} sleep 600'], start_new_session=True)\n"
+            "print('started')",
+            "print(sorted(p for p in os.listdir('/proc') if p.isdigit()))",
+            "print(os.environ.get('GRADER_SECRET_TOKEN'))",
+            "import autograder.checks.tapes, utils; print('imports ok', os.listdir('.'))",
+            "open('big', 'wb').write(b'0' * (512 * 2**20))",
+        ])
+        try:
+            server.accept()
+            connected = True
+        except OSError:
+            connected = False
+    finally:
+        os.environ.pop("GRADER_SECRET_TOKEN")
+        server.close()
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    return outputs, connected, left, checks_hash
+
+
+def test_kernel_runs_unprivileged_in_a_private_working_folder(probed):
+    outputs, *_ = probed
+    uid, cwd = outputs[0].split()
+    assert int(uid) != 0 and cwd == "/home/student"
+
+
+def test_kernel_cannot_see_the_course_or_other_files(probed):
+    outputs, *_ = probed
+    assert outputs[1].strip() == "False False"
+    assert outputs[2].startswith("FileNotFoundError") and outputs[3].startswith("FileNotFoundError")
+
+
+def test_kernel_cannot_reach_the_hosts_loopback(probed):
+    outputs, connected, *_ = probed
+    assert outputs[4].startswith(("ConnectionRefusedError", "OSError", "TimeoutError")) and not connected
+
+
+def test_kernel_cannot_write_the_checks(probed):
+    outputs, *_, checks_hash = probed
+    assert outputs[5].startswith(("PermissionError", "OSError"))
+    assert hashlib.sha256(CHECKS.read_bytes()).hexdigest() == checks_hash
+
+
+def test_nothing_the_kernel_starts_outlives_it(probed):
+    outputs, _, left, _ = probed
+    assert outputs[6].strip() == "started" and left == ""
+
+
+def test_kernel_sees_only_its_own_processes_and_no_host_environment(probed):
+    outputs, *_ = probed
+    assert len(eval(outputs[7])) <= 6  # init, the kernel and its children
+    assert outputs[8].strip() == "None"
+
+
+def test_kernel_imports_the_checks_and_its_folder_is_size_limited(probed):
+    outputs, *_ = probed
+    assert "imports ok" in outputs[9]
+    assert outputs[10].startswith("OSError") and "No space left" in outputs[10]
+
+
+def test_sandbox_command_mounts_nothing_of_the_course_but_checks_and_utils(tmp_path):
+    argv = sandbox_argv(tmp_path)
+    sources = [argv[i + 1] for i, a in enumerate(argv) if a in ("--ro-bind", "--bind")]
+    course = [s for s in sources if s.startswith(str(ROOT)) and not s.startswith(str(ROOT / ".venv"))]
+    assert sorted(course) == sorted([str(ROOT / "autograder" / "__init__.py"),
+                                     str(ROOT / "autograder" / "checks"), str(ROOT / "utils")])
+    assert str(tmp_path) in sources  # the kernel's own connection folder, read-write

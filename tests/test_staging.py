@@ -1,0 +1,68 @@
+"""Staging makes what front ends and students write gradable, and refuses only what cannot be:
+cell ids, widget state, copied and deleted cells (G11, G12, G14), student ids (G15)."""
+import copy
+
+import nbformat
+import pytest
+
+from autograder.grading.submissions import (read_notebook, repair_grade_cells,
+                                            student_id_problem)
+from tests import mutate
+
+from tests.test_submissions import _release_notebook
+
+
+def _ids(nb):
+    return [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
+
+
+@pytest.mark.parametrize("student_id", ["ada", "kim_2", "maría.lópez", "o-neil+1", "s123@uni"])
+def test_ordinary_student_ids_are_accepted(student_id):
+    assert student_id_problem(student_id) is None
+
+
+@pytest.mark.parametrize("student_id,shown,safe", [
+    ("kim[2]", "'[' ']'", "kim_2"), ("a b", "' '", "a_b"), (".hidden", "'.'", "hidden"),
+    ("x*?", "'*' '?'", "x"), ("tab\tname", "'\\t'", "tab_name"),
+])
+def test_student_ids_nbgrader_would_read_as_patterns_are_refused_with_a_safe_name(student_id, shown, safe):
+    problem = student_id_problem(student_id)
+    assert f"characters {shown}" in problem and f"for example to '{safe}'" in problem
+
+
+def test_old_format_and_duplicated_ids_are_normalized_to_valid_4_5(tmp_path):
+    nb = nbformat.read(_release_notebook(), as_version=4)
+    for bad in (mutate.old_format(nb), mutate.duplicated_cell_ids(nb), mutate.colab_widget_state(nb)):
+        path = tmp_path / "nb.ipynb"
+        mutate.write_class(tmp_path, "a", {"s": bad})
+        fixed = read_notebook(tmp_path / "s" / "a" / "a.ipynb")
+        nbformat.validate(fixed)
+        assert fixed.nbformat_minor == 5 and "widgets" not in fixed.metadata
+        assert len({c.id for c in fixed.cells}) == len(fixed.cells)
+
+
+def test_copied_answer_cell_keeps_its_grade_id_on_the_answered_copy():
+    release = nbformat.read(_release_notebook(), as_version=4)
+    answer = mutate.first_answer_id(release)
+    nb = mutate.duplicated_answer_cell(release)
+    nb.cells[_ids(nb).index(answer) + 1].source = "def f():\n    return 1"  # the original, answered
+    notes = repair_grade_cells(nb, release)
+    assert _ids(nb).count(answer) == 1
+    assert nb.cells[_ids(nb).index(answer)].source == "def f():\n    return 1"
+    assert notes and f"cell '{answer}' appeared 2 times" in notes[0]
+
+
+def test_deleted_locked_cells_return_in_the_release_order_after_their_neighbour():
+    release = nbformat.read(_release_notebook(), as_version=4)
+    locked = [g for g, c in zip(_ids(release), release.cells)
+              if c.metadata.get("nbgrader", {}).get("locked")]
+    check, test = locked[1], locked[2]  # a check cell and the test cell after it
+    nb = mutate.deleted_cell(mutate.deleted_cell(release, test), check)
+    assert repair_grade_cells(nb, release) == []
+    assert _ids(nb) == _ids(release)
+
+
+def test_repair_leaves_an_intact_submission_as_it_is():
+    release = nbformat.read(_release_notebook(), as_version=4)
+    nb = copy.deepcopy(release)
+    assert repair_grade_cells(nb, release) == [] and nb == release
