@@ -1,6 +1,7 @@
 """The grading pipeline survives what a class submits (G01-G10 of STUDENT_MISTAKES.md), resumes
 an interrupted run, never grades twice into two grades, and keeps one gradebook consistent when
 two runs write at once. Uses the tiny course in tests/robustness (three one-point exercises)."""
+import csv
 import os
 import shutil
 import signal
@@ -215,3 +216,13 @@ def test_postgresql_gradebook_gives_the_same_scores_as_sqlite(tmp_path, graded):
     finally:
         subprocess.run(stop, capture_output=True)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_run_without_the_sandbox_says_so_in_the_table_and_the_summary(tmp_path):
+    submitted, out = _subset(tmp_path, ["full"]), tmp_path / "out"
+    proc = _course_grade(submitted, out, "--no-sandbox")
+    stdout = proc.communicate(timeout=600)[0]
+    assert proc.returncode == 0, stdout
+    assert "NOT SANDBOXED" in stdout and "NOT SANDBOXED" in (out / "summary.txt").read_text()
+    with open(out / "scores_by_exercise.csv") as handle:
+        assert sum(float(r["score"]) for r in csv.DictReader(handle)) == 3
