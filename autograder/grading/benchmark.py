@@ -33,7 +33,8 @@ from .course import REPO_ROOT, assignments, sqlite_url
 from .grade import grade_class
 from .parallel import default_workers
 from .samples import build_sample_class
-from .settings import KERNEL_NAME, apply_kernel_env
+from .kernels import grading_env
+from .settings import KERNEL_NAME, put_scripts_on_path
 
 
 def build_class(dest: Path, n_students: int) -> list[tuple[str, str]]:
@@ -92,11 +93,10 @@ def time_one_notebook(path: Path) -> dict[str, float]:
     own code cells (TensorFlow already imported)."""
     from jupyter_client.manager import start_new_kernel
 
-    apply_kernel_env()
     nb = nbformat.read(path, as_version=4)
     started = time.perf_counter()
     manager, client = start_new_kernel(kernel_name=KERNEL_NAME, cwd=str(path.parent),
-                                       stderr=subprocess.DEVNULL)
+                                       env=grading_env(), stderr=subprocess.DEVNULL)
     kernel_ready = time.perf_counter()
     try:
         client.execute_interactive("import tensorflow as tf", timeout=300, output_hook=_quiet)
@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--students", type=int, default=20)
     parser.add_argument("--workers", type=int, default=default_workers())
     args = parser.parse_args(argv)
-    apply_kernel_env()
+    put_scripts_on_path()  # plain nbgrader (a) makes gradebooks with alembic
     ids = assignments()
     with tempfile.TemporaryDirectory(prefix="grading-benchmark-") as tmp:
         tmp = Path(tmp)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from traitlets.config import Config
 
-from .settings import CELL_TIMEOUT_S, configure
+from .settings import CELL_TIMEOUT_S, configure, put_scripts_on_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,6 +33,7 @@ def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
         cell_timeout_s: per-cell time limit of graded runs, seconds.
         sandbox: run graded kernels in the bubblewrap sandbox; None: where available.
     """
+    put_scripts_on_path()  # a grading process: nbgrader runs alembic to make a gradebook
     c = Config()
     configure(c, cell_timeout_s, sandbox)
     c.CourseDirectory.root = str(root)

@@ -15,6 +15,7 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from nbgrader.utils import is_grade
 from traitlets import Integer, Unicode
 
+from .kernels import GradingKernelManager
 from .sandbox import SandboxedKernelManager
 from .settings import TF_LOG_LINE
 
@@ -38,6 +39,10 @@ class GradingExecute(Execute):
 
     probe_timeout_s = Integer(30, help="longest wait for one integrity check, seconds").tag(
         config=True)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", GradingKernelManager)  # grading mode
+        super().__init__(*args, **kwargs)
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         if cell.cell_type == "code" and cell.source.strip() and self.kc is not None:

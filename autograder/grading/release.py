@@ -7,7 +7,8 @@ from pathlib import Path
 import nbformat
 
 from .course import REPO_ROOT, assignments, nbgrader_api, nbgrader_config
-from .settings import KERNEL_NAME, apply_kernel_env
+from .kernels import GradingKernelManager
+from .settings import KERNEL_NAME
 
 
 class ReleaseError(RuntimeError):
@@ -47,16 +48,16 @@ def release(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT,
 
 
 def execute_notebook(path: Path, *, timeout: int = 600) -> nbformat.NotebookNode:
-    """Run a notebook top to bottom in a fresh kernel (working directory: its folder) and return it
-    with outputs, TensorFlow's stderr log lines removed. Raises nbclient's CellExecutionError on
-    the first failing cell."""
+    """Run a notebook top to bottom in a fresh kernel in grading mode (working directory: its
+    folder) and return it with outputs, TensorFlow's stderr log lines removed. Raises nbclient's
+    CellExecutionError on the first failing cell."""
     from nbclient import NotebookClient
 
-    apply_kernel_env()
     nb = nbformat.read(path, as_version=4)
     # Widget state (tqdm's bars) would carry the solution's numbers into the release's metadata;
     # timing metadata would change the release at every execution.
     NotebookClient(nb, timeout=timeout, kernel_name=KERNEL_NAME, store_widget_state=False,
+                   kernel_manager_class=GradingKernelManager,
                    record_timing=False,
                    resources={"metadata": {"path": str(Path(path).parent)}}).execute()
     strip_stderr(nb)

@@ -27,8 +27,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jupyter_client.manager import AsyncKernelManager
 from traitlets import Integer
+
+from .kernels import GradingKernelManager
 
 # Size of the kernel's writable working folder and of its /tmp, in MiB.
 WORK_SIZE_MB = 256
@@ -94,9 +95,12 @@ def _mkdirs(argv: list[str], made: set[str], path: Path) -> None:
             made.add(str(parent))
 
 
-def sandbox_argv(kernel_dir: Path, work_size_mb: int = WORK_SIZE_MB) -> list[str]:
+def sandbox_argv(kernel_dir: Path, work_size_mb: int = WORK_SIZE_MB,
+                 env: dict[str, str] | None = None) -> list[str]:
     """The ``bwrap`` command line (up to and including ``--``) that runs a kernel whose connection
-    file and sockets live in ``kernel_dir``; the kernel command follows it.
+    file and sockets live in ``kernel_dir``; the kernel command follows it. Of ``env`` (default:
+    this process's environment) only :data:`PASSED_ENV` and :data:`PASSED_ENV_PREFIXES` reach the
+    kernel.
 
     Raises:
         SandboxUnavailable: no ``bwrap`` is installed.
@@ -136,10 +140,11 @@ def sandbox_argv(kernel_dir: Path, work_size_mb: int = WORK_SIZE_MB) -> list[str
     _mkdirs(argv, made, kernel_dir)
     argv += ["--bind", str(kernel_dir), str(kernel_dir), "--chdir", WORKDIR, "--clearenv"]
     # JPY_PARENT_PID=1: the kernel's parent is the sandbox's init (pid 1), which never goes away.
+    outside = os.environ if env is None else env
     env = {"HOME": WORKDIR, "TMPDIR": "/tmp", "MPLCONFIGDIR": mpl, "MPLBACKEND": "agg",
            "JPY_PARENT_PID": "1",
            "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}
-    env.update({k: v for k, v in os.environ.items()
+    env.update({k: v for k, v in outside.items()
                 if k in PASSED_ENV or k.startswith(PASSED_ENV_PREFIXES)})
     for name, value in sorted(env.items()):
         argv += ["--setenv", name, value]
@@ -183,9 +188,10 @@ def sandbox_problem(timeout_s: float = 60) -> str | None:
     return f"the kernel sandbox (bwrap) failed to start: {detail}{hint}"
 
 
-class SandboxedKernelManager(AsyncKernelManager):
+class SandboxedKernelManager(GradingKernelManager):
     """A jupyter_client kernel manager that starts its kernel inside :func:`sandbox_argv`'s
-    sandbox, talking over ZMQ ``ipc`` sockets in a private folder, interrupted by message.
+    sandbox, talking over ZMQ ``ipc`` sockets in a private folder, interrupted by message; of its
+    grading-mode environment only the variables :func:`sandbox_argv` passes by name reach it.
 
     Use it as ``c.Execute.kernel_manager_class``; nbgrader and nbclient are otherwise unchanged.
     """
@@ -211,7 +217,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         return spec
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
-        return sandbox_argv(self.kernel_dir, self.work_size_mb) + \
+        # Grading mode's environment, as this start's launch environment holds it.
+        env = (self._launch_args or {}).get("env") or self.launch_env()
+        return sandbox_argv(self.kernel_dir, self.work_size_mb, env) + \
             super().format_kernel_cmd(extra_arguments)
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):

@@ -15,8 +15,10 @@ KERNEL_STARTUP_TIMEOUT_S = 120
 # The kernel every notebook runs with, whatever kernelspec a submission names (G06).
 KERNEL_NAME = "python3"
 
-# Environment of every kernel started by a grading or validation run. TF_CPP_MIN_LOG_LEVEL quiets
-# most of TensorFlow's C++ log; WORKBOOK_FAST shrinks heavy cells (see utils.fast_mode).
+# Environment of every kernel started by a grading or validation run ("grading mode"), given to
+# the kernel at its start by autograder.grading.kernels.GradingKernelManager, never to the process
+# that loads this configuration. TF_CPP_MIN_LOG_LEVEL quiets most of TensorFlow's C++ log;
+# WORKBOOK_FAST shrinks heavy cells (see utils.fast_mode).
 KERNEL_ENV = {
     "TF_CPP_MIN_LOG_LEVEL": "3",
     "WORKBOOK_FAST": "1",
@@ -37,18 +39,19 @@ TF_LOG_LINE = re.compile(
 MAX_OUTPUT_LINES = 200
 
 
-def apply_kernel_env() -> None:
-    """Set :data:`KERNEL_ENV` in this process, so every kernel it starts inherits it, and put this
-    Python's scripts folder on ``PATH`` (nbgrader runs ``alembic`` from there to make a gradebook)."""
-    for name, value in KERNEL_ENV.items():
-        os.environ.setdefault(name, value)
+def put_scripts_on_path() -> None:
+    """Put this Python's scripts folder on this process's ``PATH``: nbgrader runs ``alembic`` from
+    there to make a gradebook, and ``.venv/bin/course`` or ``.venv/bin/pytest`` run without an
+    activated environment. Only grading processes call this (the ``course`` command, the grading
+    API, ``nbgrader`` commands): never :func:`configure`, which a Jupyter server runs too."""
     scripts = os.path.dirname(sys.executable)
     if scripts not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
 def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None) -> None:
-    """Fill a traitlets ``Config`` ``c`` with the course's nbgrader settings.
+    """Fill a traitlets ``Config`` ``c`` with the course's nbgrader settings. Graded kernels run
+    in grading mode (:data:`KERNEL_ENV`, given by their kernel manager); nothing else changes.
 
     ``cell_timeout_s`` is the per-cell time limit of graded runs, in seconds. ``sandbox`` runs
     every graded kernel in the bubblewrap sandbox (:mod:`.sandbox`); None: where it is available
@@ -66,7 +69,8 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
                                 QuietTensorFlowStderr, SandboxedExecute)
     from .sandbox import sandbox_default
 
-    apply_kernel_env()
+    # Configuration only: no environment variable of this process is changed here (a Jupyter
+    # server loads this too, through nbgrader's server extension, and its kernels are students').
     c.CourseDirectory.source_directory = "solutions"
     c.CourseDirectory.release_directory = "notebooks"
     c.CourseDirectory.course_id = "tf-autodiff-workbook"

@@ -1,0 +1,85 @@
+"""Grading mode reaches grading kernels only: loading the course's configuration (as a Jupyter
+server does through nbgrader's server extension) changes no environment variable."""
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from traitlets.config import Config
+
+from autograder.grading.course import REPO_ROOT
+from autograder.grading.kernels import GradingKernelManager, grading_env
+from autograder.grading.sandbox import SandboxUnavailable, SandboxedKernelManager, sandbox_argv
+from autograder.grading.settings import KERNEL_ENV, configure
+
+STUDENT_ENV = {k: v for k, v in os.environ.items() if k not in KERNEL_ENV}
+
+
+def test_loading_nbgrader_config_leaves_the_environment_alone():
+    # A fresh interpreter without grading mode (pytest's conftest sets it for nbval), as a
+    # Jupyter server started from the course folder loads nbgrader_config.py.
+    code = ("import os, json; from traitlets.config import Config\n"
+            "before = dict(os.environ)\n"
+            "ns = {'get_config': Config}\n"
+            "exec(open('nbgrader_config.py').read(), ns)\n"
+            "print(json.dumps([k for k in set(before) | set(os.environ)"
+            " if before.get(k) != os.environ.get(k)]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=STUDENT_ENV,
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_configure_changes_no_environment_variable(monkeypatch):
+    for name in KERNEL_ENV:
+        monkeypatch.delenv(name, raising=False)
+    before = dict(os.environ)
+    configure(Config())
+    assert dict(os.environ) == before
+
+
+def test_grading_env_adds_grading_mode_without_overriding_the_instructor():
+    env = grading_env({"PATH": "/bin", "WORKBOOK_FAST": "0"})
+    assert env["WORKBOOK_FAST"] == "0"
+    assert env["TF_CPP_MIN_LOG_LEVEL"] == "3" and env["PYTHONWARNINGS"] == "ignore"
+    assert env["PATH"] == "/bin"
+
+
+def test_grading_kernel_starts_in_grading_mode(monkeypatch):
+    for name in KERNEL_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+    async def kernel_env() -> dict:
+        manager = GradingKernelManager(kernel_name="python3")
+        await manager.start_kernel(env=dict(os.environ))
+        try:
+            client = manager.client()
+            client.start_channels()
+            await client.wait_for_ready(timeout=120)
+            expression = f"{{k: __import__('os').environ.get(k) for k in {sorted(KERNEL_ENV)!r}}}"
+            reply = await client.execute_interactive(
+                "", user_expressions={"env": expression}, timeout=120)
+            client.stop_channels()
+        finally:
+            await manager.shutdown_kernel(now=True)
+        return eval(reply["content"]["user_expressions"]["env"]["data"]["text/plain"])
+
+    assert asyncio.run(kernel_env()) == KERNEL_ENV
+    assert "WORKBOOK_FAST" not in os.environ
+
+
+def test_sandboxed_kernel_gets_grading_mode_by_name(tmp_path, monkeypatch):
+    for name in KERNEL_ENV:
+        monkeypatch.delenv(name, raising=False)
+    env = GradingKernelManager().launch_env()
+    try:
+        argv = sandbox_argv(Path(tmp_path), env=env)
+    except SandboxUnavailable as error:
+        pytest.skip(str(error))
+    pairs = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}
+    for name, value in KERNEL_ENV.items():
+        assert pairs[name] == value
+    assert issubclass(SandboxedKernelManager, GradingKernelManager)
