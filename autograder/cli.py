@@ -4,6 +4,7 @@
     course execute-solutions [ASSIGNMENT ...]  run solution notebooks in place, store outputs
     course grade SUBMITTED_DIR [--out DIR]     autograde a class: gradebook, CSV, feedback, table
     course demo [--out DIR]                    release, grade a sample class built in DIR/submitted
+    course bundle [--out DIR]                  the student archive: release, utils, visible checks
 """
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("execute-solutions", help="execute solution notebooks in place")
     p.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
+
+    p = sub.add_parser("bundle", help="write the student archive: notebooks/, utils, the visible "
+                                      "checks and install files, nothing else")
+    p.add_argument("--out", type=Path, default=Path("dist"), help="output folder (default: ./dist)")
 
     for name, text in (("grade", "autograde a folder of submissions"),
                        ("demo", "release, build the sample class of tests/samples in "
@@ -57,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
                        help="folder holding solutions/ (default: this workbook)")
 
     args = parser.parse_args(argv)
+    if args.command == "bundle":
+        return bundle(args)
     from .grading import release
 
     if args.command == "release":
@@ -130,6 +137,24 @@ def grade(args) -> int:
     if args.command == "demo":
         return 0  # the sample class holds broken files on purpose
     return 1 if attention else 0
+
+
+def bundle(args) -> int:
+    import zipfile
+
+    from .grading.bundle import build_bundle
+
+    try:
+        path = build_bundle(args.out)
+    except ValueError as error:
+        print(f"course bundle: {error}", file=sys.stderr)
+        return 2
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+    for name in names:
+        print(f"  {name}")
+    print(f"wrote {path} ({len(names)} files, {path.stat().st_size / 1024:.0f} KiB)")
+    return 0
 
 
 if __name__ == "__main__":
