@@ -44,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--assignment", action="append", dest="assignments",
                        help="grade only this assignment (repeatable; default: all)")
         p.add_argument("--workers", type=int, default=None,
-                       help="submissions graded at once (default: number of cores)")
+                       help="worker processes of the embedded Dask cluster, one submission each "
+                            "at a time (default: number of cores)")
+        p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="grade on an existing Dask cluster, e.g. tcp://10.0.0.5:8786 "
+                            "(default: an embedded LocalCluster on this machine)")
         p.add_argument("--db-url", default=None,
                        help="SQLAlchemy URL of the gradebook, e.g. postgresql://user@host/course "
                             "(default: SQLite in the output folder)")
@@ -103,7 +107,7 @@ def grade(args) -> int:
         run = grade_class(args.submitted, args.out, assignment_ids=args.assignments,
                           workers=args.workers, db_url=args.db_url, memory_limit_mb=limit,
                           force=args.force, feedback=not args.no_feedback,
-                          sandbox=not args.no_sandbox, **extra)
+                          sandbox=not args.no_sandbox, scheduler=args.scheduler, **extra)
     except SandboxUnavailable as error:
         print(f"course grade: {error}.\nKernels run student code, so grading stops here. To grade "
               "anyway, without the sandbox, add --no-sandbox (the report will say so).",

@@ -31,7 +31,7 @@ import nbformat
 
 from .course import REPO_ROOT, assignments, sqlite_url
 from .grade import grade_class
-from .parallel import default_workers
+from .cluster import default_workers
 from .samples import build_sample_class
 from .kernels import grading_env
 from .settings import KERNEL_NAME, put_scripts_on_path

@@ -20,7 +20,8 @@ def assignments(root: Path = REPO_ROOT) -> list[str]:
 def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
                     db_url: str | None = None, release_dir: Path | None = None,
                     submitted_dir: Path | None = None, workdir: Path | None = None,
-                    cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None) -> Config:
+                    cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None,
+                    memory_limit_bytes: int | None = None) -> Config:
     """The course's nbgrader ``Config`` with its directories resolved for one run.
 
     Args:
@@ -32,10 +33,12 @@ def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
         workdir: where ``autograded/`` and ``feedback/`` go.
         cell_timeout_s: per-cell time limit of graded runs, seconds.
         sandbox: run graded kernels in the bubblewrap sandbox; None: where available.
+        memory_limit_bytes: address-space limit of each graded kernel, bytes; None for none.
     """
     put_scripts_on_path()  # a grading process: nbgrader runs alembic to make a gradebook
     c = Config()
     configure(c, cell_timeout_s, sandbox)
+    c.LimitedKernelManager.memory_limit_bytes = memory_limit_bytes or 0
     c.CourseDirectory.root = str(root)
     if release_dir is not None:
         c.CourseDirectory.release_directory = str(Path(release_dir).resolve())

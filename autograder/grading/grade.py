@@ -6,8 +6,9 @@ The steps, for ``grade_class(submitted_dir, out)``:
    records every graded cell and its points from ``solutions/``;
 2. each submission is validated (G05) and its gradable files are copied to a folder private to
    the run (``<out>/runs/run-*/staged``), so nothing ever writes to the submitted files;
-3. workers execute the staged submissions in parallel, each with nbgrader's own ``autograde`` in a
-   scratch course with a private copy of the gradebook (:mod:`.worker`, :mod:`.parallel`);
+3. each staged submission becomes a :class:`~.jobs.Job` (its files and a scratch gradebook, as
+   bytes) that a Dask worker grades with nbgrader's own ``autograde`` in a scratch course, its
+   kernel in the sandbox, returning the executed notebooks (:mod:`.jobs`, :mod:`.cluster`);
 4. one at a time, under a file lock, nbgrader's ``autograde`` runs again on the real gradebook with
    ``Execute`` replaced by :class:`~.preprocessors.ReuseOutputs`: same grades, one writer;
 5. feedback HTML (no hidden tests, no tracebacks) and the CSV exports are written.
@@ -33,7 +34,8 @@ import nbformat
 from sqlalchemy.exc import SAWarning
 
 from .course import REPO_ROOT, assignments, nbgrader_api, nbgrader_config, sqlite_url
-from .parallel import default_workers, run_workers
+from .cluster import default_workers, run_jobs
+from .jobs import Job, JobResult
 from .preprocessors import REVIEW_KEY
 from .release import release
 from .sandbox import SandboxUnavailable, sandbox_problem
@@ -45,8 +47,6 @@ from .submissions import (Submission, find_submissions, read_notebook, restored_
 # Memory one grading worker and its kernel may map, in MiB (TensorFlow alone maps about 2 GiB of
 # address space on import; a student's runaway allocation stops here, not at the machine's end).
 DEFAULT_MEMORY_LIMIT_MB = 8192
-# Longest a worker may take for one submission, seconds, whatever its cells' own limits.
-WORKER_TIMEOUT_S = 1800
 
 
 @dataclass
@@ -110,7 +110,8 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
                 workers: int | None = None, db_url: str | None = None, root: Path = REPO_ROOT,
                 memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
                 cell_timeout_s: int = CELL_TIMEOUT_S, force: bool = False,
-                feedback: bool = True, progress: bool = True, sandbox: bool = True) -> GradeRun:
+                feedback: bool = True, progress: bool = True, sandbox: bool = True,
+                scheduler: str | None = None) -> GradeRun:
     """Autograde every submission in ``submitted_dir`` into one gradebook.
 
     Args:
@@ -127,6 +128,8 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         progress: show a progress bar.
         sandbox: run every kernel in the bubblewrap sandbox (:mod:`.sandbox`); False runs them
             as this user with the machine in view (the report says so).
+        scheduler: address of a Dask scheduler to grade on; default an embedded ``LocalCluster``
+            of ``workers`` processes (:mod:`.cluster`).
     Returns:
         A :class:`GradeRun`; invalid or ungradable notebooks appear with their ``problem``.
     Raises:
@@ -183,26 +186,28 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         if force or _read_record(out, sub).get("sha256") != fingerprints[sub.key]:
             todo[sub.key] = sub
 
-    jobs = {}
-    for key, sub in todo.items():
-        scratch = scratch_root / sub.student_id / sub.assignment_id
-        scratch.mkdir(parents=True)
-        shutil.copy(template_db, scratch / "gradebook.db")
-        jobs[key] = {
-            "root": str(root), "submitted_dir": str(staged_dir), "scratch_dir": str(scratch),
-            "db_path": str(scratch / "gradebook.db"), "assignment_id": sub.assignment_id,
-            "student_id": sub.student_id, "cell_timeout_s": cell_timeout_s, "sandbox": sandbox,
-        }
+    gradebook = template_db.read_bytes()
+    jobs = [Job(sub.student_id, sub.assignment_id,
+                {p.name: p.read_bytes() for p in sorted(
+                    (staged_dir / sub.student_id / sub.assignment_id).iterdir()) if p.is_file()},
+                gradebook, cell_timeout_s, memory_limit_mb * 2**20 if memory_limit_mb else None,
+                sandbox)
+            for sub in todo.values()]
 
-    def record_when_done(result) -> None:
-        # Runs in this process as each worker ends: an interrupted run keeps what it recorded.
+    def record_when_done(result: JobResult) -> None:
+        # Runs in this process as each job ends: an interrupted run keeps what it recorded.
         sub = todo[result.key]
-        reason = "" if result.success else failure_reason(result.error, result.log)
+        executed = scratch_root / "executed"
+        folder = executed / sub.student_id / sub.assignment_id
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in result.executed.items():
+            (folder / f"{name}.ipynb").write_bytes(data)
+        reason = "" if result.success else result.reason
         if reason:
             reason += f" (log: {_keep_log(out, sub, result)})"
         try:
-            not_recorded = record(config, sub,
-                                  Path(jobs[result.key]["scratch_dir"]) / "autograded", reason)
+            not_recorded = record(config, sub, executed if result.success else folder / "none",
+                                  reason)
         except Exception as error:  # the gradebook refused it: this submission only
             not_recorded = f"recording in the gradebook failed: {type(error).__name__}: {error}"
         # A submission that could not be recorded keeps no fingerprint: the next run retries it.
@@ -210,11 +215,10 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
                                  "problem": not_recorded or reason,
                                  "failures": [f"{step}: {why}" for step, why in
                                               (("execute", reason), ("record", not_recorded)) if why]})
-        shutil.rmtree(jobs[result.key]["scratch_dir"], ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
-    run_workers(jobs, workers or default_workers(), timeout_s=WORKER_TIMEOUT_S, log_dir=run_dir,
-                memory_limit_bytes=memory_limit_mb * 2**20 if memory_limit_mb else None,
-                on_done=record_when_done, progress=progress)
+    run_jobs(jobs, workers or default_workers(), scheduler=scheduler, on_done=record_when_done,
+             progress=progress)
     shutil.rmtree(run_dir, ignore_errors=True)
 
     from .reports import write_exports, write_summary
@@ -390,11 +394,11 @@ def _create_students(config, student_ids: list[str]) -> None:
 
 
 def _keep_log(out: Path, sub: Submission, result) -> str:
-    """Keep what a failed job left (its error, nbgrader's log, the worker's last log lines) in
+    """Keep what a failed job left (its kind and reason, nbgrader's log) in
     ``<out>/logs/<student>/<assignment>.log``; returns that path relative to ``out``."""
     path = out / "logs" / sub.student_id / f"{sub.assignment_id}.log"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{sub.key}: {result.error}\n\n{result.log}\n")
+    path.write_text(f"{sub.key}: {result.kind}: {result.reason}\n\n{result.log}\n")
     return str(path.relative_to(out))
 
 

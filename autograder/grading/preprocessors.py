@@ -15,8 +15,7 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from nbgrader.utils import is_grade
 from traitlets import Integer, Unicode
 
-from .kernels import GradingKernelManager
-from .sandbox import SandboxedKernelManager
+from .sandbox import LimitedKernelManager, SandboxedKernelManager
 from .settings import TF_LOG_LINE
 
 
@@ -41,7 +40,7 @@ class GradingExecute(Execute):
         config=True)
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("kernel_manager_class", GradingKernelManager)  # grading mode
+        kwargs.setdefault("kernel_manager_class", LimitedKernelManager)
         super().__init__(*args, **kwargs)
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):

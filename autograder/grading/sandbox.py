@@ -27,6 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from jupyter_client.manager import AsyncKernelManager
 from traitlets import Integer
 
 from .kernels import GradingKernelManager
@@ -149,15 +150,22 @@ def sandbox_argv(kernel_dir: Path, work_size_mb: int = WORK_SIZE_MB,
     for name, value in sorted(env.items()):
         argv += ["--setenv", name, value]
     argv.append("--")
-    if root:
-        argv += [sys.executable, "-c", DROP_ROOT]
     return argv
 
 
-# Runs first inside the sandbox when the grader is root: become nobody (which also drops every
-# capability), then run the kernel.
-DROP_ROOT = (f"import os, sys; os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY}); "
-             "os.execv(sys.argv[1], sys.argv[1:])")
+# Runs first in a kernel's process: caps its address space (bytes; 0 for no cap), becomes nobody
+# when asked (which drops every capability too: the grader is root), then runs the kernel.
+# Usage: python -c LAUNCHER LIMIT DROP_ROOT(0|1) KERNEL_COMMAND...
+LAUNCHER = ("import os, resource, sys\n"
+            "limit, drop = int(sys.argv[1]), sys.argv[2] == '1'\n"
+            "if limit:\n    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+            f"if drop:\n    os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})\n"
+            "os.execv(sys.argv[3], sys.argv[3:])")
+
+
+def launcher(memory_limit_bytes: int | None, drop_root: bool) -> list[str]:
+    """The command prefix that starts a kernel through :data:`LAUNCHER`."""
+    return [sys.executable, "-c", LAUNCHER, str(memory_limit_bytes or 0), str(int(drop_root))]
 
 
 def sandbox_problem(timeout_s: float = 60) -> str | None:
@@ -165,8 +173,8 @@ def sandbox_problem(timeout_s: float = 60) -> str | None:
     the same sandbox a kernel gets."""
     folder = Path(tempfile.mkdtemp(prefix="sandbox-probe-"))
     try:
-        argv = sandbox_argv(folder) + [sys.executable, "-c", "import autograder.checks, os; "
-                                       f"os.listdir({WORKDIR!r})"]
+        argv = sandbox_argv(folder) + launcher(None, os.geteuid() == 0) + [
+            sys.executable, "-c", f"import autograder.checks, os; os.listdir({WORKDIR!r})"]
         if os.geteuid() == 0:
             os.chown(folder, NOBODY, NOBODY)
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
@@ -188,12 +196,26 @@ def sandbox_problem(timeout_s: float = 60) -> str | None:
     return f"the kernel sandbox (bwrap) failed to start: {detail}{hint}"
 
 
-class SandboxedKernelManager(GradingKernelManager):
-    """A jupyter_client kernel manager that starts its kernel inside :func:`sandbox_argv`'s
-    sandbox, talking over ZMQ ``ipc`` sockets in a private folder, interrupted by message; of its
-    grading-mode environment only the variables :func:`sandbox_argv` passes by name reach it.
+class LimitedKernelManager(GradingKernelManager):
+    """A jupyter_client kernel manager whose kernel's address space is capped at
+    ``memory_limit_bytes`` (a runaway allocation raises ``MemoryError`` in the student's cell),
+    in grading mode (:class:`~.kernels.GradingKernelManager`)."""
 
-    Use it as ``c.Execute.kernel_manager_class``; nbgrader and nbclient are otherwise unchanged.
+    memory_limit_bytes = Integer(0, help="address-space limit of the kernel, bytes; 0: none").tag(
+        config=True)
+
+    def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
+        return launcher(self.memory_limit_bytes, drop_root=False) + \
+            super().format_kernel_cmd(extra_arguments)
+
+
+class SandboxedKernelManager(LimitedKernelManager):
+    """A jupyter_client kernel manager that starts its kernel inside :func:`sandbox_argv`'s
+    sandbox, talking over ZMQ ``ipc`` sockets in a private folder, interrupted by message, with
+    its address space capped as :class:`LimitedKernelManager` does; of its grading-mode
+    environment only the variables :func:`sandbox_argv` passes by name reach the kernel.
+
+    nbgrader and nbclient are otherwise unchanged (see :class:`~.preprocessors.SandboxedExecute`).
     """
 
     work_size_mb = Integer(WORK_SIZE_MB, help="size of the kernel's writable folders, MiB").tag(
@@ -217,10 +239,11 @@ class SandboxedKernelManager(GradingKernelManager):
         return spec
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
+        kernel = AsyncKernelManager.format_kernel_cmd(self, extra_arguments)
         # Grading mode's environment, as this start's launch environment holds it.
         env = (self._launch_args or {}).get("env") or self.launch_env()
         return sandbox_argv(self.kernel_dir, self.work_size_mb, env) + \
-            super().format_kernel_cmd(extra_arguments)
+            launcher(self.memory_limit_bytes, drop_root=os.geteuid() == 0) + kernel
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         kw["cwd"] = str(self.kernel_dir)  # not the notebook's folder: the sandbox sets its own

@@ -1,0 +1,132 @@
+"""One grading job: data in, data out, so that it runs on any Dask worker (no shared file system).
+
+The client builds a :class:`Job` per submission (its staged files as bytes, the assignment's
+scratch gradebook as bytes, the settings); :func:`grade_job` runs on a worker, in a private scratch
+course, nbgrader's own ``autograde`` (its kernel in the sandbox, see :mod:`.sandbox`), and returns
+a :class:`JobResult` with the executed notebooks as bytes. Every failure becomes the result's
+``kind`` and ``reason``: a job never raises.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Longest one job may take, seconds, whatever its cells' own limits; past it its kernels are
+# killed and the job ends as "timed_out".
+JOB_TIMEOUT_S = 1800
+# Environment of a grading worker, which its kernels inherit: graded kernels run on the CPU (the
+# same results for every student; CUDA's huge address-space reservations would collide with the
+# memory limit), one thread each for TensorFlow and BLAS (every core already runs a worker).
+WORKER_ENV = {"CUDA_VISIBLE_DEVICES": "", "TF_NUM_INTRAOP_THREADS": "1",
+              "TF_NUM_INTEROP_THREADS": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs to grade one submission.
+
+    ``files`` maps each file name of the staged submission folder (``<notebook>.ipynb`` and any
+    other file) to its bytes; ``gradebook`` is an SQLite gradebook (bytes) holding the released
+    assignment, hidden tests included, which nbgrader uses to restore and score the cells.
+    ``cell_timeout_s`` (seconds), ``memory_limit_bytes`` (address space of the kernel; None for
+    none), ``sandbox`` and ``timeout_s`` (the whole job, seconds) are the run's settings.
+    """
+    student_id: str
+    assignment_id: str
+    files: dict[str, bytes]
+    gradebook: bytes
+    cell_timeout_s: int
+    memory_limit_bytes: int | None
+    sandbox: bool
+    timeout_s: float = JOB_TIMEOUT_S
+
+    @property
+    def key(self) -> str:
+        return f"{self.student_id}/{self.assignment_id}"
+
+
+@dataclass
+class JobResult:
+    """What a worker reports for one job.
+
+    ``kind`` is ``"graded"`` (every notebook executed; cells may still have failed), or why not:
+    ``"kernel_died"``, ``"out_of_memory"``, ``"timed_out"``, ``"failed"`` (nbgrader or the worker
+    broke; ``reason`` says how) or ``"lost"`` (the worker itself died, on the client's side).
+    ``executed`` maps notebook names (without ``.ipynb``) to the executed notebook's bytes, as far
+    as they ran; ``log`` is nbgrader's log; ``seconds`` the job's wall time.
+    """
+    key: str
+    kind: str
+    reason: str = ""
+    executed: dict[str, bytes] = field(default_factory=dict)
+    log: str = ""
+    seconds: float = 0.0
+
+    @property
+    def success(self) -> bool:
+        return self.kind == "graded"
+
+
+def grade_job(job: Job) -> JobResult:
+    """Autograde ``job`` in a private scratch course; never raises (see :class:`JobResult`)."""
+    started = time.perf_counter()
+    os.environ.update(WORKER_ENV)
+    scratch = Path(tempfile.mkdtemp(prefix="grading-job-"))
+    timer = threading.Timer(job.timeout_s, _kill_kernels)
+    timer.start()
+    try:
+        result = _autograde(job, scratch)
+    except Exception as error:  # a broken job must not end the worker
+        result = JobResult(job.key, "failed", f"{type(error).__name__}: {error}")
+    finally:
+        timer.cancel()
+        shutil.rmtree(scratch, ignore_errors=True)
+    if timer.finished.is_set() and time.perf_counter() - started >= job.timeout_s:
+        result.kind = "timed_out"
+        result.reason = f"grading took longer than {job.timeout_s:.0f} s and was stopped"
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _autograde(job: Job, scratch: Path) -> JobResult:
+    from .course import nbgrader_api, nbgrader_config
+    from .grade import failure_reason
+
+    submitted = scratch / "submitted" / job.student_id / job.assignment_id
+    submitted.mkdir(parents=True)
+    for name, data in job.files.items():
+        (submitted / Path(name).name).write_bytes(data)
+    (scratch / "solutions" / job.assignment_id).mkdir(parents=True)  # nbgrader looks for extra files
+    (scratch / "gradebook.db").write_bytes(job.gradebook)
+    config = nbgrader_config(scratch, db_path=scratch / "gradebook.db",
+                             submitted_dir=scratch / "submitted", workdir=scratch,
+                             cell_timeout_s=job.cell_timeout_s, sandbox=job.sandbox,
+                             memory_limit_bytes=job.memory_limit_bytes)
+    outcome = nbgrader_api(config).autograde(job.assignment_id, job.student_id, force=True,
+                                             create=True)
+    executed = {p.stem: p.read_bytes() for p in
+                (scratch / "autograded" / job.student_id / job.assignment_id).glob("*.ipynb")}
+    log = outcome.get("log", "") or ""
+    if outcome.get("success"):
+        return JobResult(job.key, "graded", executed=executed, log=log)
+    reason = failure_reason(outcome.get("error", "") or "", log)
+    kind = "kernel_died" if "kernel died" in reason else \
+        "out_of_memory" if "out of memory" in reason else "failed"
+    return JobResult(job.key, kind, reason, executed, log)
+
+
+def _kill_kernels() -> None:
+    """Kill every process this worker started (its kernels and their sandboxes): the job ran past
+    its time limit. A worker runs one job at a time, so they are all this job's."""
+    import psutil
+
+    for child in psutil.Process(os.getpid()).children(recursive=True):
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
