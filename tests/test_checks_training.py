@@ -258,7 +258,7 @@ def test_final_model_threshold_passes_trained_and_fails_untrained(capsys):
 
     splits = load_digits_splits()
     model = build_model()
-    untrained_fails = pytest.raises(CheckFailed, match="below the required")
+    untrained_fails = pytest.raises(CheckFailed, match=r"below the\s+required")
     with untrained_fails:
         checks.check_final_model(model, splits.x_test, splits.y_test, threshold=0.9)
     model.compile(optimizer=tf.keras.optimizers.Adam(0.01),

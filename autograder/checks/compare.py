@@ -1,44 +1,76 @@
 """Tensor-aware comparison and reporting shared by every check.
 
 Checks raise :class:`CheckFailed` (an ``AssertionError``) with a message written for the student:
-what was expected, what came back, and the likely cause. nbgrader scores a test cell 0 when it
-shows an error, so a raised ``CheckFailed`` is what costs the points. Passing checks print one
-line to stdout (never stderr, which nbgrader would score as a failure).
+what was expected, what came back, the likely cause, and the fix on its own line. nbgrader scores
+a test cell 0 when it shows an error, so a raised ``CheckFailed`` is what costs the points; in a
+notebook IPython shows only the message (``_render_traceback_``), never the checks' own frames.
+Passing checks print one line to stdout (never stderr, which nbgrader would score as a failure).
 """
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 
-# The ids of STUDENT_MISTAKES.md, with the short name used in messages.
-MISTAKES = {
-    "M01": "unwatched tf.constant",
-    "M02": "integer input to the tape",
-    "M03": "variable replaced by a tensor",
-    "M04": "gradient called twice on a non-persistent tape",
-    "M05": "loss computed outside the tape",
-    "M06": "a source the tape never watched",
-    "M07": "tf.Variable created inside a tf.function",
-    "M08": "Python side effect in a tf.function",
-    "M09": "Python if on a tensor in graph mode",
-    "M10": "bytes compared with str",
-    "M11": "TensorArray.write result dropped",
-}
+from .mistakes import MISTAKES
+
+#: Width of message lines: nbgrader's Validate dialog and feedback pages do not wrap them.
+WIDTH = 78
 
 
 class CheckFailed(AssertionError):
-    """A check found a wrong answer. ``mistake`` is an id of STUDENT_MISTAKES.md or None."""
+    """A check found a wrong answer.
 
-    def __init__(self, message: str, mistake: str | None = None):
-        self.mistake = mistake
-        if mistake:
-            message = f"[{mistake}: {MISTAKES[mistake]}] {message}"
-        super().__init__(message)
+    Attributes:
+        mistake: an id of :data:`autograder.checks.mistakes.MISTAKES` (``"M01"``) or None.
+        cause: what went wrong (one paragraph, unwrapped).
+        fix: what to change, or None; shown on its own line(s) after ``Fix:``.
+        exercise: the exercise's name, set by the check (``square_grad``); the message starts
+            with it unless the cause already names it.
+        notes: extra paragraphs, e.g. the M19 note when ``run_functions_eagerly(True)`` is on.
+    ``str(error)`` is the whole message, wrapped at :data:`WIDTH` columns; its first line holds
+    ``[Mxx: name]`` when a mistake is named.
+    """
+
+    def __init__(self, message: str, mistake: str | None = None, fix: str | None = None,
+                 exercise: str | None = None):
+        if mistake is not None and mistake not in MISTAKES:
+            raise KeyError(f"unknown mistake id {mistake!r}")
+        self.mistake, self.cause, self.fix, self.exercise = mistake, message, fix, exercise
+        self.notes: list[str] = []
+        super().__init__(self.render())
+
+    def add_context(self, exercise: str | None = None, note: str | None = None) -> None:
+        """Name the exercise (when not named yet) and add a note; the message is re-rendered."""
+        if exercise and not self.exercise:
+            self.exercise = exercise
+        if note and note not in self.notes:
+            self.notes.append(note)
+        self.args = (self.render(),)
+
+    def render(self) -> str:
+        """The message: ``[Mxx: name] exercise: cause`` wrapped, then ``Fix: ...``, then notes."""
+        head = f"[{self.mistake}: {MISTAKES[self.mistake]}] " if self.mistake else ""
+        named = self.exercise and self.exercise.split("(")[0] in self.cause
+        lead = f"{self.exercise}: " if self.exercise and not named else ""
+        blocks = [textwrap.fill(head + lead + self.cause, WIDTH, break_on_hyphens=False)]
+        if self.fix:
+            blocks.append(textwrap.fill("Fix: " + self.fix, WIDTH, subsequent_indent="     ",
+                                        break_on_hyphens=False))
+        blocks += [textwrap.fill(note, WIDTH, break_on_hyphens=False) for note in self.notes]
+        return "\n".join(blocks)
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for this error: the message alone (no frames, no chained errors).
+        The output is still an error output, so nbgrader scores the cell 0."""
+        return [f"\x1b[1;31m\u2718 {self.exercise or 'check'} failed\x1b[0m", *str(self).splitlines()]
 
 
-def fail(message: str, mistake: str | None = None):
-    """Raise :class:`CheckFailed` with ``message``, tagged with a mistake id such as ``"M01"``."""
+def fail(message: str, mistake: str | None = None, fix: str | None = None):
+    """Raise :class:`CheckFailed`: ``message`` says what went wrong, ``mistake`` names a known
+    one (``"M01"``), ``fix`` says what to change."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of the traceback
-    raise CheckFailed(message, mistake)
+    raise CheckFailed(message, mistake, fix) from None
 
 
 def passed(check_name: str, n_cases: int) -> None:

@@ -12,7 +12,8 @@ import tensorflow as tf
 
 from .capture import capture_output
 from .compare import as_text, assert_close, case_label, fail, passed, to_numpy
-from .graphs import call_graph, graph_op_types, printed_lines, require_tf_function, tracing_count
+from .graphs import graph_op_types, printed_lines, tracing_count
+from .harness import call, check, require_tf_function
 
 __all__ = ["check_classify", "classify_reference", "check_tanh_loop", "check_fizzbuzz", "check_count_word",
            "check_sum_even", "fizzbuzz_reference"]
@@ -23,6 +24,7 @@ def classify_reference(x: float) -> str:
     return "positive" if x > 0 else "negative" if x < 0 else "zero"
 
 
+@check("classify")
 def check_classify(fn, cases=None, hidden=False):
     """Check ``classify(x)``: a ``tf.function`` with plain Python ``if``/``elif``/``else``
     returning the ``tf.string`` ``"positive"``, ``"negative"`` or ``"zero"`` for the float32
@@ -46,10 +48,11 @@ def check_classify(fn, cases=None, hidden=False):
         label = case_label(x, hidden, index)
         want = classify_reference(x)
         for _ in range(2):
-            got = call_graph(fn, tf.constant(x, tf.float32), what=f"{name} ({label})")
+            got = call(fn, tf.constant(x, tf.float32), what=f"{name} ({label})")
             if not tf.is_tensor(got) or got.dtype != tf.string:
                 fail(f"{name} ({label}) should return a tf.string tensor, got {_describe(got)}.")
             if as_text(got) != want:
+                _fail_if_decided_while_tracing(fn, f"{name} ({label})")
                 fail(f"{name} ({label}): expected {want.encode()!r} (tf.string), got "
                      f"{to_numpy(got, name).item()!r}.")
     code = tf.autograph.to_code(fn.python_function)
@@ -60,12 +63,26 @@ def check_classify(fn, cases=None, hidden=False):
     passed(name, len(cases))
 
 
+def _fail_if_decided_while_tracing(fn, what: str) -> None:
+    """M17: a wrong answer from a graph without any ``If`` op: the ``if`` tested a Python value
+    (``x is True``, ``x is None``, ``x == None``), which was decided once, while tracing."""
+    __tracebackhide__ = True
+    ops = set(graph_op_types(fn, tf.TensorSpec([], tf.float32)))
+    if not {"If", "StatelessIf", "Select", "SelectV2", "Case", "StatelessCase"} & ops:
+        fail(f"{what} took the wrong branch, and its graph has no If op: the `if` tested a "
+             f"Python value, decided once while TensorFlow traced the function, not the "
+             f"tensor's value on each call. `x is True`, `x is None` or `x == None` compare "
+             f"the tensor object itself, so they are the same on every call.", mistake="M17",
+             fix="test the value with a TensorFlow comparison: `if x > 0:` / `elif x < 0:`.")
+
+
 def _describe(value) -> str:
     if tf.is_tensor(value):
         return f"a {value.dtype.name} tensor"
     return f"{type(value).__name__} {value!r}"
 
 
+@check("tanh_loop")
 def check_tanh_loop(fn, cases=None, hidden=False):
     """Check ``tanh_loop(x)``: a ``tf.function`` that, while ``tf.reduce_sum(x) > 1``, applies
     ``x = tf.tanh(x)`` and ``tf.print``s x, then returns x.
@@ -93,14 +110,14 @@ def check_tanh_loop(fn, cases=None, hidden=False):
             steps += 1
         for _ in range(2):
             with capture_output() as out:
-                got = call_graph(fn, tf.constant(values, tf.float32), what=f"{name} ({label})")
+                got = call(fn, tf.constant(values, tf.float32), what=f"{name} ({label})")
             assert_close(got, x, f"{name} ({label})", rtol=1e-4, atol=1e-5, check_dtype="float")
             lines = printed_lines(out)
             if len(lines) < steps:
                 fail(f"{name} ({label}) ran {steps} iterations but printed {len(lines)} "
                      f"line(s). A Python print() runs once, while TensorFlow traces the loop "
-                     f"body; in the graph only tf.print(x) runs on every iteration.",
-                     mistake="M08")
+                     f"body, and the graph it builds has no print in it.", mistake="M08",
+                     fix="print with tf.print(x) inside the loop: it runs on every iteration.")
             if len(lines) > steps:
                 fail(f"{name} ({label}) ran {steps} iterations but printed {len(lines)} lines: "
                      f"print x once per iteration, inside the loop, after the tanh.")
@@ -114,6 +131,7 @@ def fizzbuzz_reference(n: int) -> list[str]:
             else str(i) for i in range(1, n + 1)]
 
 
+@check("fizzbuzz")
 def check_fizzbuzz(fn, cases=None, hidden=False):
     """Check ``fizzbuzz(n)``: a ``tf.function`` of an int32 scalar tensor ``n`` returning a
     ``tf.string`` tensor of shape (n,) with FizzBuzz of 1..n (:func:`fizzbuzz_reference`).
@@ -136,7 +154,7 @@ def check_fizzbuzz(fn, cases=None, hidden=False):
         label = case_label(f"n={n}", hidden, index)
         want = fizzbuzz_reference(n)
         for _ in range(2):
-            got = call_graph(fn, tf.constant(n), what=f"{name} ({label})")
+            got = call(fn, tf.constant(n), what=f"{name} ({label})")
             if not tf.is_tensor(got) or got.dtype != tf.string:
                 fail(f"{name} ({label}) should return a tf.string tensor, got {_describe(got)}.")
             values = got.numpy()
@@ -146,7 +164,7 @@ def check_fizzbuzz(fn, cases=None, hidden=False):
                 fail(f"{name} ({label}) returned {n} empty strings b''. In a graph "
                      f"TensorArray.write returns a new TensorArray and leaves the old one "
                      f"unchanged; if its result is dropped, nothing is written (eager mode hides "
-                     f"this). Assign it back: ta = ta.write(i, s).", mistake="M11")
+                     f"this).", mistake="M11", fix="assign it back: ta = ta.write(i, s).")
             for i, (v, w) in enumerate(zip(values, want)):
                 if as_text(v) != w:
                     fail(f"{name} ({label}): entry {i} (for the number {i + 1}) should be "
@@ -158,6 +176,7 @@ def check_fizzbuzz(fn, cases=None, hidden=False):
     passed(name, len(cases))
 
 
+@check("count_word")
 def check_count_word(fn, cases=None, hidden=False):
     """Check ``count_word(labels, word)``: how many entries of the 1-D ``tf.string`` tensor
     ``labels`` equal the Python ``str`` ``word`` exactly, as a Python ``int``.
@@ -178,20 +197,21 @@ def check_count_word(fn, cases=None, hidden=False):
         shown = labels if len(labels) <= 6 else labels[:5] + ["...", labels[-1]]
         label = case_label(f"labels={shown} ({len(labels)} entries), word={word!r}", hidden, index)
         want = sum(1 for s in labels if s == word)
-        got = call_graph(fn, tf.constant(labels, tf.string), word, what=f"{name} ({label})")
+        got = call(fn, tf.constant(labels, tf.string), word, what=f"{name} ({label})")
         got_value = to_numpy(got, f"{name} ({label})")
         if got_value.shape != () or not np.issubdtype(got_value.dtype, np.integer):
             fail(f"{name} ({label}) should return one integer, got {_describe(got)}.")
         if int(got_value) == 0 and want > 0:
             fail(f"{name} ({label}) returned 0, but {word!r} occurs {want} times. A tf.string "
                  f"tensor holds bytes: labels.numpy() gives b'{word}', and b'{word}' == "
-                 f"'{word}' is False in Python. Decode (s.decode() == word) or compare with "
-                 f"word.encode().", mistake="M10")
+                 f"'{word}' is False in Python.", mistake="M10",
+                 fix="decode (s.decode() == word) or compare with word.encode().")
         if int(got_value) != want:
             fail(f"{name} ({label}): expected {want}, got {int(got_value)}.")
     passed(name, len(cases))
 
 
+@check("sum_even")
 def check_sum_even(fn, cases=None, hidden=False):
     """Check ``sum_even(items)``: a ``tf.function`` that loops over the 1-D int32 tensor
     ``items`` with ``for``, skips odd entries with ``continue`` and returns the int32 sum of
@@ -214,9 +234,9 @@ def check_sum_even(fn, cases=None, hidden=False):
         items = np.asarray(values, np.int32).reshape(-1)
         want = items[items % 2 == 0].sum(dtype=np.int32)
         for _ in range(2):
-            got = call_graph(fn, tf.constant(items, tf.int32), what=f"{name} ({label})")
+            got = call(fn, tf.constant(items, tf.int32), what=f"{name} ({label})")
             assert_close(got, want, f"{name} ({label})", check_dtype="int")
-    ops = set(call_graph(graph_op_types, fn, tf.TensorSpec([None], tf.int32),
+    ops = set(call(graph_op_types, fn, tf.TensorSpec([None], tf.int32),
                          what=f"{name} traced for a vector of unknown length"))
     if not {"While", "StatelessWhile"} & ops:
         fail(f"{name} gives the right sums, but its graph for a vector of unknown length has no "

@@ -17,87 +17,21 @@ import numpy as np
 import tensorflow as tf
 
 from .capture import capture_output
-from .compare import CheckFailed, assert_close, case_label, fail, passed
+from .compare import assert_close, case_label, fail, passed
+from .harness import call, check, is_tf_function, require_tf_function
 
 __all__ = [
     "check_square_if_positive", "check_noisy_square", "check_accumulator",
     "check_make_celsius_to_fahrenheit", "check_grad_through",
-    "is_tf_function", "require_tf_function", "call_graph", "tracing_count", "graph_op_types",
-    "printed_lines",
+    "is_tf_function", "require_tf_function", "tracing_count", "graph_op_types", "printed_lines",
 ]
 
 
 # --------------------------------------------------------------------------- graph helpers
 
-def is_tf_function(fn) -> bool:
-    """True when ``fn`` is a ``tf.function`` (a decorated function or a bound decorated method)."""
-    return isinstance(fn, tf.types.experimental.PolymorphicFunction)
-
-
-def created_variable_error(error: BaseException) -> bool:
-    """True when ``error`` is TensorFlow refusing to create a tf.Variable inside a tf.function on
-    a call after the first (M07; TF 2.21 says "only supports singleton tf.Variables created on the
-    first call")."""
-    text = str(error)
-    return isinstance(error, ValueError) and (
-        "singleton" in text or "Creating variables on a non-first call" in text)
-
-
-def require_tf_function(fn, name: str, fix: str | None = None) -> None:
-    """Fail unless ``fn`` is a ``tf.function``: the exercise is about what happens in a graph.
-    ``fix`` says how to make one (default: decorate ``def name``)."""
-    __tracebackhide__ = True
-    if not is_tf_function(fn):
-        fix = fix or f"Put @tf.function on the line above `def {name}`."
-        fail(f"{name} is not a tf.function (got {type(fn).__name__}), so it would run eagerly "
-             f"and the check could not test graph mode. {fix}")
-
-
 def tracing_count(fn) -> int:
     """How many times the ``tf.function`` ``fn`` has traced (made a concrete function) so far."""
     return fn.experimental_get_tracing_count()
-
-
-def call_graph(fn, *args, what: str):
-    """Call the student's ``fn(*args)`` (a graph or not) and turn any exception into a message;
-    known mistakes TensorFlow reports with an exception are named.
-
-    Raises:
-        CheckFailed: M09 for ``OperatorNotAllowedInGraphError`` (a Python ``if``/``while`` on a
-            tensor that AutoGraph did not convert), M07 for the ``ValueError`` of a
-            ``tf.Variable`` created inside a ``tf.function``, and a plain failure naming the
-            exception for anything else.
-    """
-    __tracebackhide__ = True
-    try:
-        return fn(*args)
-    except CheckFailed:
-        raise
-    except NotImplementedError:
-        fail(f"{what}: not written yet (it raises NotImplementedError). Replace "
-             f"`raise NotImplementedError()` with your code.")
-    except tf.errors.OperatorNotAllowedInGraphError:
-        fail(f"{what} raised OperatorNotAllowedInGraphError: in a graph a tensor has no Python "
-             f"truth value, so `if tensor:` (or `while tensor:`) cannot run. AutoGraph converts "
-             f"such an `if` to tf.cond, but only when it is on (not autograph=False) and the "
-             f"condition is a tensor; otherwise write tf.cond(pred, true_fn, false_fn) yourself.",
-             mistake="M09")
-    except ValueError as error:
-        if "tf.Variable" in str(error):
-            fail(f"{what} raised ValueError: a tf.function creates its variables only on the "
-                 f"first call (TensorFlow: 'only supports singleton tf.Variables created on the "
-                 f"first call'), and your function makes a new tf.Variable on every call. Create "
-                 f"the variable once, outside the decorated function (e.g. in __init__), and "
-                 f"only assign to it inside.", mistake="M07")
-        fail(f"{what} raised ValueError: {_first_line(error)}")
-    except Exception as error:  # the student's code may raise anything
-        fail(f"{what} raised {type(error).__name__}: {_first_line(error)}")
-
-
-def _first_line(error: BaseException) -> str:
-    """The most useful line of a TensorFlow error message (the last non-empty one)."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    return lines[-1] if lines else type(error).__name__
 
 
 def graph_op_types(fn, *input_signature) -> list[str]:
@@ -126,6 +60,7 @@ def _scalar(x) -> tf.Tensor:
 
 # --------------------------------------------------------------------------- 03 checks
 
+@check("square_if_positive")
 def check_square_if_positive(fn, cases=None, hidden=False):
     """Check ``square_if_positive(x)``: ``x * x`` when ``x > 0``, else ``x``, written with
     ``tf.cond`` so that it runs as a graph without AutoGraph.
@@ -149,16 +84,18 @@ def check_square_if_positive(fn, cases=None, hidden=False):
         label = case_label(x, hidden, index)
         expected = np.where(x > 0, np.float32(x) * np.float32(x), np.float32(x))
         for _ in range(2):
-            got = call_graph(graph, _scalar(x), what=f"{name} as a graph without AutoGraph ({label})")
+            got = call(graph, _scalar(x), what=f"{name} as a graph without AutoGraph ({label})")
             assert_close(got, expected, f"{name} ({label})", check_dtype="float")
     ops = graph_op_types(graph, tf.TensorSpec([], tf.float32))
     if not {"If", "StatelessIf"} & set(ops):
         fail(f"{name} gives the right values but its graph has no If op, so it does not use "
-             f"tf.cond (ops: {', '.join(sorted(set(ops)))}). Write "
-             f"tf.cond(tf.greater(x, 0), if_true, if_false) with two functions of no arguments.")
+             f"tf.cond (ops: {', '.join(sorted(set(ops)))}).",
+             fix="write tf.cond(tf.greater(x, 0), if_true, if_false) with two functions of no "
+                 "arguments.")
     passed(name, len(cases))
 
 
+@check("noisy_square")
 def check_noisy_square(fn, cases=None, hidden=False):
     """Check ``noisy_square(x)``: a ``tf.function`` returning ``x * x`` that prints x with
     ``tf.print`` on every call.
@@ -172,7 +109,7 @@ def check_noisy_square(fn, cases=None, hidden=False):
         cases: ``(x, calls)`` pairs; default ``[(3.0, 3)]``.
     Raises:
         CheckFailed: M08 when fewer lines than calls appear (a Python ``print`` runs only while
-            TensorFlow traces the function, not on every call).
+            TensorFlow traces the function, not on every call); M18 for jit_compile=True.
     """
     __tracebackhide__ = True
     cases = [(3.0, 3)] if cases is None else cases
@@ -181,18 +118,19 @@ def check_noisy_square(fn, cases=None, hidden=False):
     for index, (x, calls) in enumerate(cases):
         label = case_label(x, hidden, index)
         with capture_output() as out:
-            results = [call_graph(fn, _scalar(x), what=f"{name} ({label})") for _ in range(calls)]
+            results = [call(fn, _scalar(x), what=f"{name} ({label})") for _ in range(calls)]
         for got in results:
             assert_close(got, np.float32(x) * np.float32(x), f"{name} ({label})", check_dtype="float")
         lines = printed_lines(out, x)
         if len(lines) < calls:
             fail(f"{name} was called {calls} times ({label}) but printed x only {len(lines)} "
                  f"time(s). A Python print() runs once, while TensorFlow traces the function; "
-                 f"the graph it builds has no print in it. Use tf.print(...), which is an op of "
-                 f"the graph and runs on every call.", mistake="M08")
+                 f"the graph it builds has no print in it.", mistake="M08",
+                 fix="use tf.print(...), an op of the graph that runs on every call.")
     passed(name, len(cases))
 
 
+@check("Accumulator")
 def check_accumulator(cls, cases=None, hidden=False):
     """Check the ``Accumulator`` class: ``Accumulator()`` holds ``total``, a float32
     ``tf.Variable`` starting at 0, and its ``tf.function`` method ``add(x)`` adds x to it and
@@ -215,21 +153,22 @@ def check_accumulator(cls, cases=None, hidden=False):
     for index, values in enumerate(cases):
         label = case_label(values, hidden, index)
         for _ in range(2):  # a second instance must not share the first one's total
-            acc = call_graph(cls, what=f"{name}()")
+            acc = call(cls, what=f"{name}()")
             require_tf_function(acc.add, "Accumulator.add")
             expected = np.cumsum(np.asarray(values, np.float32))
             for step, (x, want) in enumerate(zip(values, expected)):
-                got = call_graph(acc.add, _scalar(x), what=f"{name}.add ({label}, call {step + 1})")
+                got = call(acc.add, _scalar(x), what=f"{name}.add ({label}, call {step + 1})")
                 assert_close(got, want, f"{name}.add total after {step + 1} call(s) ({label})",
                              check_dtype="float")
             total = getattr(acc, "total", None)
             if not isinstance(total, tf.Variable):
-                fail(f"{name}.total should be a tf.Variable (made once, in __init__), got "
-                     f"{type(total).__name__}.")
+                fail(f"{name}.total should be a tf.Variable, got {type(total).__name__}.",
+                     fix="make it once, in __init__: self.total = tf.Variable(0.0).")
             assert_close(total, expected[-1], f"{name}.total after the calls ({label})")
     passed(name, len(cases))
 
 
+@check("make_celsius_to_fahrenheit")
 def check_make_celsius_to_fahrenheit(make_fn, cases=None, hidden=False):
     """Check ``make_celsius_to_fahrenheit()``: it returns a ``tf.function`` computing
     ``c * 9 / 5 + 32`` that traces once for every float32 input, Python floats and tensors of
@@ -248,27 +187,30 @@ def check_make_celsius_to_fahrenheit(make_fn, cases=None, hidden=False):
     __tracebackhide__ = True
     cases = [0.0, 100.0, -40.0] if cases is None else cases
     name = "make_celsius_to_fahrenheit()"
-    fn = call_graph(make_fn, what="make_celsius_to_fahrenheit()")
+    fn = call(make_fn, what="make_celsius_to_fahrenheit()")
     require_tf_function(fn, "The function returned by make_celsius_to_fahrenheit()",
-                        fix="Return tf.function(fahrenheit, input_signature=[...]).")
+                        fix="return tf.function(fahrenheit, input_signature=[...]).")
     for index, c in enumerate(cases):
         label = case_label(c, hidden, index)
         expected = np.asarray(c, np.float32) * 9 / 5 + 32
         for _ in range(2):
-            got = call_graph(fn, c, what=f"{name} called on {label}")
+            got = call(fn, c, what=f"{name} called on {label}")
             assert_close(got, expected, f"{name} called on {label}", rtol=1e-5, atol=1e-4,
                          check_dtype="float")
     traces = tracing_count(fn)
     if traces > 1:
         fail(f"{name} gave the right values but traced {traces} times for {len(cases)} inputs: "
-             f"each new Python float (or shape) made a new graph. Pass an input_signature, "
-             f"tf.function(fahrenheit, input_signature=[tf.TensorSpec(shape=None, "
-             f"dtype=tf.float32)]), so every input is converted to one float32 tensor and one "
-             f"graph serves all calls (reduce_retracing=True does not help with Python numbers).")
+             f"each new Python float (or shape) made a new graph (reduce_retracing=True does "
+             f"not help with Python numbers).",
+             fix="pass an input_signature, tf.function(fahrenheit, input_signature=["
+                 "tf.TensorSpec(shape=None, dtype=tf.float32)]), so every input becomes one "
+                 "float32 tensor and one graph serves all calls.")
     passed("make_celsius_to_fahrenheit", len(cases))
 
 
-# f, its derivative (analytic), and a name, for check_grad_through. Each f is a tf.function.
+# Functions f of check_grad_through with their analytic derivatives, by name. The check wraps
+# each in a new tf.function per case: a traced function kept from one call to the next would
+# remember the variables of the first call (a student may pass f a tf.Variable of their own).
 def _poly(x):
     return x ** 3 - 2.0 * x
 
@@ -284,18 +226,20 @@ def _sin_x(x):
 
 
 GRAD_FUNCTIONS = {
-    "poly": (tf.function(_poly), lambda x: 3 * x ** 2 - 2.0),
-    "branchy": (tf.function(_branchy), lambda x: 2 * x if x > 1.0 else 3.0),
-    "sin_x": (tf.function(_sin_x), lambda x: np.cos(x) * x + np.sin(x)),
+    "poly": (_poly, lambda x: 3 * x ** 2 - 2.0),
+    "branchy": (_branchy, lambda x: 2 * x if x > 1.0 else 3.0),
+    "sin_x": (_sin_x, lambda x: np.cos(x) * x + np.sin(x)),
 }
 
 
+@check("grad_through")
 def check_grad_through(fn, cases=None, hidden=False):
     """Check ``grad_through(f, x)``: the derivative df/dx at the float32 scalar tensor ``x``
     (a ``tf.constant``) of a ``tf.function`` ``f``, computed with ``tf.GradientTape``.
 
-    Cases name functions of :data:`GRAD_FUNCTIONS` (decorated with ``tf.function``; one has
-    a data-dependent ``if``) and a point; the expected value is the analytic derivative.
+    Cases name functions of :data:`GRAD_FUNCTIONS` (each wrapped in a new ``tf.function`` per
+    case; one has a data-dependent ``if``) and a point; the expected value is the analytic
+    derivative.
 
     Args:
         fn: the student's function ``grad_through(f, x)``.
@@ -307,13 +251,13 @@ def check_grad_through(fn, cases=None, hidden=False):
     cases = [("poly", 2.0), ("branchy", 3.0)] if cases is None else cases
     name = "grad_through"
     for index, (f_name, x) in enumerate(cases):
-        f, derivative = GRAD_FUNCTIONS[f_name]
+        python_f, derivative = GRAD_FUNCTIONS[f_name]
         label = case_label(f"f={f_name}, x={x}", hidden, index)
-        got = call_graph(fn, f, _scalar(x), what=f"{name} ({label})")
+        got = call(fn, tf.function(python_f), _scalar(x), what=f"{name} ({label})")
         if got is None:
             fail(f"{name} ({label}) returned None: x is a tf.constant, and a tape only records "
-                 f"operations on what it watches. Call tape.watch(x) inside the `with` block "
-                 f"before calling f(x).", mistake="M01")
+                 f"operations on what it watches.", mistake="M01",
+                 fix="call tape.watch(x) inside the `with` block before calling f(x).")
         assert_close(got, derivative(np.float64(x)), f"{name} ({label})", rtol=1e-4, atol=1e-4,
                      check_dtype="float")
     passed(name, len(cases))

@@ -16,7 +16,7 @@ import numpy as np
 import tensorflow as tf
 
 from .compare import assert_close, case_label, fail, passed, to_numpy
-from .graphs import created_variable_error, is_tf_function
+from .harness import call, check, explain_missing_gradient, is_tf_function
 
 __all__ = [
     "check_graph_backward_numpy",
@@ -93,6 +93,7 @@ def _graph_cases():
     return [tuple(rng.standard_normal((3, 4)) for _ in range(3))]
 
 
+@check("graph_backward_numpy")
 def check_graph_backward_numpy(fn, cases=None, hidden=False):
     """Check ``fn(x, y, z) -> (c, grad_x, grad_y, grad_z)``: the forward and backward pass of
     ``a = x * y; b = a + z; c = sum(b)`` by hand in NumPy.
@@ -107,8 +108,9 @@ def check_graph_backward_numpy(fn, cases=None, hidden=False):
     cases = _graph_cases() if cases is None else cases
     for index, (x, y, z) in enumerate(cases):
         label = case_label(f"x, y, z of shape {np.shape(x)}", hidden, index)
-        c, gx, gy, gz = _unpack(fn(np.array(x), np.array(y), np.array(z)), 4,
-                                "graph_backward_numpy", "c, grad_x, grad_y, grad_z")
+        result = call(fn, np.array(x), np.array(y), np.array(z),
+                      what=f"graph_backward_numpy ({label})")
+        c, gx, gy, gz = _unpack(result, 4, "graph_backward_numpy", "c, grad_x, grad_y, grad_z")
         assert_close(_scalar(c, f"c for {label}"), np.sum(x * y + z), f"c for {label}",
                      rtol=1e-6)
         gz_np = to_numpy(gz, "grad_z")
@@ -132,6 +134,7 @@ def _tape_cases():
     return [tuple(tf.constant(rng.standard_normal((3, 4)), tf.float32) for _ in range(3))]
 
 
+@check("graph_backward_tape")
 def check_graph_backward_tape(fn, cases=None, hidden=False):
     """Check ``fn(x, y, z) -> (c, grad_x, grad_y, grad_z)`` computed with ``tf.GradientTape`` on
     ``tf.constant`` inputs.
@@ -147,23 +150,24 @@ def check_graph_backward_tape(fn, cases=None, hidden=False):
     cases = _tape_cases() if cases is None else cases
     for index, (x, y, z) in enumerate(cases):
         label = case_label(f"x, y, z of shape {tuple(x.shape)}", hidden, index)
-        c, gx, gy, gz = _unpack(fn(x, y, z), 4, "graph_backward_tape",
+        what = f"graph_backward_tape ({label})"
+        c, gx, gy, gz = _unpack(call(fn, x, y, z, what=what), 4, "graph_backward_tape",
                                 "c, grad_x, grad_y, grad_z")
         if gx is None or gy is None or gz is None:
-            as_variables = [tf.Variable(t) for t in (x, y, z)]
-            try:
-                retry = fn(*as_variables)[1:]
-            except Exception:  # the diagnosis is only a hint
-                retry = (None,)
+            retry = _unpack(call(fn, *[tf.Variable(t) for t in (x, y, z)], what=what), 4,
+                            "graph_backward_tape", "c, grad_x, grad_y, grad_z")[1:]
             if all(g is not None for g in retry):
                 fail(f"a gradient for {label} is None: x, y and z are tf.constant tensors, which "
-                     "the tape does not watch (with tf.Variable inputs your function works). "
-                     "Call tape.watch(x), tape.watch(y), tape.watch(z) at the start of the "
-                     "with block.", mistake="M01")
-            fail(f"a gradient for {label} is None, even for tf.Variable inputs: the tape "
-                 "recorded nothing that links c to the inputs. Compute a, b and c inside the "
-                 "`with tf.GradientTape() as tape:` block, with TensorFlow ops (not NumPy), "
-                 "and call tape.gradient after it.", mistake="M05")
+                     "the tape does not watch (with tf.Variable inputs your function works).",
+                     mistake="M01", fix="call tape.watch(x), tape.watch(y), tape.watch(z) at "
+                                        "the start of the with block.")
+            found = explain_missing_gradient(
+                lambda: fn(*[tf.Variable(t) for t in (x, y, z)])) or (
+                "M05", "The tape recorded nothing that links c to the inputs.",
+                "compute a, b and c inside the `with tf.GradientTape() as tape:` block, with "
+                "TensorFlow ops (not NumPy), and call tape.gradient after it.")
+            fail(f"a gradient for {label} is None, even for tf.Variable inputs. {found[1]}",
+                 mistake=found[0], fix=found[2])
         xn, yn, zn = x.numpy(), y.numpy(), z.numpy()
         assert_close(_scalar(c, f"c for {label}"), np.sum(xn * yn + zn), f"c for {label}",
                      rtol=1e-5)
@@ -178,6 +182,7 @@ def _two_layer_cases():
     return [two_layer_problem(seed=1, n=8, d=6, h=5, dtype=np.float64)]
 
 
+@check("two_layer_numpy")
 def check_two_layer_numpy(fn, cases=None, hidden=False):
     """Check ``fn(x, y, w1, w2) -> (loss, grad_w1, grad_w2)``: forward and backward pass of
     ``h = relu(x @ w1); y_pred = h @ w2; loss = mean(sum((y_pred - y)^2, axis=1))`` by hand in NumPy.
@@ -194,7 +199,8 @@ def check_two_layer_numpy(fn, cases=None, hidden=False):
     for index, (x, y, w1, w2) in enumerate(cases):
         n, d = np.shape(x)
         label = case_label(f"N, D, H = {n}, {d}, {np.shape(w1)[1]}", hidden, index)
-        loss, g1, g2 = _unpack(fn(*(np.array(a) for a in (x, y, w1, w2))), 3,
+        loss, g1, g2 = _unpack(call(fn, *(np.array(a) for a in (x, y, w1, w2)),
+                                    what=f"two_layer_numpy ({label})"), 3,
                                "two_layer_numpy", "loss, grad_w1, grad_w2")
         want_loss, want_g1, want_g2 = _two_layer_reference(x, y, w1, w2)
         loss_np = to_numpy(loss, "loss")
@@ -255,6 +261,7 @@ def _scaled_problem(seed, n, d, h):
     return x, y, (w1 / np.sqrt(d)).astype(np.float32), (w2 / np.sqrt(h)).astype(np.float32)
 
 
+@check("sgd_step")
 def check_sgd_step(fn, cases=None, hidden=False):
     """Check the ``tf.function`` ``fn(x, y, w1, w2, lr) -> loss``: one gradient-descent step of the
     two-layer network that updates the ``tf.Variable`` weights in place.
@@ -273,8 +280,9 @@ def check_sgd_step(fn, cases=None, hidden=False):
     """
     __tracebackhide__ = True
     if not is_tf_function(fn):
-        fail("sgd_step should be decorated with @tf.function, so that the whole step (forward, "
-             "backward and the in-place updates) runs as one graph.")
+        fail("sgd_step is not a tf.function, so the whole step (forward, backward and the "
+             "in-place updates) would not run as one graph.",
+             fix="put @tf.function on the line above `def sgd_step`.")
     cases = _sgd_cases() if cases is None else cases
     for index, (seed, n, d, h, lr, steps) in enumerate(cases):
         label = case_label(f"N, D, H = {n}, {d}, {h}, lr = {lr}", hidden, index)
@@ -284,14 +292,8 @@ def check_sgd_step(fn, cases=None, hidden=False):
         for step in range(steps):
             before1, before2 = w1.numpy().copy(), w2.numpy().copy()
             want_loss, g1, g2 = _two_layer_reference(x, y, before1, before2)
-            try:
-                loss = fn(tf.constant(x), tf.constant(y), w1, w2, lr)
-            except Exception as error:
-                if created_variable_error(error):
-                    fail(f"sgd_step raised ValueError for {label}: it creates a tf.Variable "
-                         "inside the tf.function. The weights are the variables passed in; "
-                         "update them with w1.assign_sub(...).", mistake="M07")
-                raise
+            loss = call(fn, tf.constant(x), tf.constant(y), w1, w2, lr,
+                        what=f"sgd_step ({label}, call {step + 1})")
             if not isinstance(w1, tf.Variable) or not isinstance(w2, tf.Variable):
                 fail("w1 and w2 must stay tf.Variable objects.", mistake="M03")
             unchanged = [name for name, v, b in (("w1", w1, before1), ("w2", w2, before2))
@@ -300,8 +302,8 @@ def check_sgd_step(fn, cases=None, hidden=False):
                 fail(f"after call {step + 1} of sgd_step for {label}, {' and '.join(unchanged)} "
                      "did not change: the parameters never update. Inside a function, "
                      "`w1 = w1 - lr * g` only rebinds the local name to a new tensor; the "
-                     "variable itself is untouched. Update in place: w1.assign_sub(lr * g1).",
-                     mistake="M03")
+                     "variable itself is untouched.", mistake="M03",
+                     fix="update in place: w1.assign_sub(lr * g1).")
             loss_np = to_numpy(loss, "the loss returned by sgd_step")
             if loss_np.size != 1:
                 fail(f"sgd_step should return the loss (one number), got shape {loss_np.shape}.")
@@ -356,6 +358,7 @@ def _reference_trajectory(name, kwargs, x, y, w1, w2, steps):
     return losses
 
 
+@check("train_with_optimizer")
 def check_train_with_optimizer(fn, cases=None, hidden=False):
     """Check ``fn(optimizer, x, y, w1, w2, steps) -> losses``: ``steps`` updates of the two-layer
     network's ``tf.Variable`` weights with a Keras optimizer, returning the loss before each update.
@@ -367,8 +370,9 @@ def check_train_with_optimizer(fn, cases=None, hidden=False):
         cases: list of ``(optimizer name, kwargs, seed, N, D, H, steps)``.
     Expected: a list of ``steps`` numbers; for SGD (with or without momentum) they follow the
     update rule computed in NumPy; for every optimizer the loss falls and the variables change.
-    Mistakes named: M05 (no gradients: loss computed outside the tape), M07 (the optimizer's
-    slot variables created on a later call of one shared tf.function).
+    Mistakes named: when the optimizer gets no gradients, the cause found by re-running one step
+    as a graph (M05 loss outside the tape, M12, M13, M14); M07 (the optimizer's slot variables
+    created on a later call of one shared tf.function).
     """
     __tracebackhide__ = True
     cases = _optimizer_cases() if cases is None else cases
@@ -377,19 +381,13 @@ def check_train_with_optimizer(fn, cases=None, hidden=False):
         x, y, w1_0, w2_0 = _scaled_problem(seed, n, d, h)
         w1, w2 = tf.Variable(w1_0), tf.Variable(w2_0)
         optimizer = getattr(tf.keras.optimizers, name)(**kwargs)
-        try:
-            losses = fn(optimizer, tf.constant(x), tf.constant(y), w1, w2, steps)
-        except ValueError as error:
-            if "No gradients provided" in str(error):
-                fail(f"apply_gradients got no gradients for {label}: tape.gradient returned "
-                     "None. Compute the loss inside the `with tf.GradientTape() as tape:` "
-                     "block.", mistake="M05")
-            if created_variable_error(error):
-                fail(f"creating the optimizer's variables failed for {label}: one tf.function "
-                     "shared by several optimizers creates their slot variables on a later call. "
-                     "Define the decorated step inside train_with_optimizer (a new tf.function "
-                     "per call), or call optimizer.build([w1, w2]) first.", mistake="M07")
-            raise
+        def fresh_run(name=name, kwargs=kwargs, x=x, y=y, w1_0=w1_0, w2_0=w2_0):
+            return fn(getattr(tf.keras.optimizers, name)(**kwargs), tf.constant(x),
+                      tf.constant(y), tf.Variable(w1_0), tf.Variable(w2_0), 1)
+
+        losses = call(fn, optimizer, tf.constant(x), tf.constant(y), w1, w2, steps,
+                      what=f"train_with_optimizer ({label})", rerun=fresh_run,
+                      explain=lambda error, label=label: _shared_step(error, label))
         if losses is None or not hasattr(losses, "__len__"):
             fail(f"train_with_optimizer should return the list of losses, got "
                  f"{type(losses).__name__}.")
@@ -411,6 +409,16 @@ def check_train_with_optimizer(fn, cases=None, hidden=False):
     passed("train_with_optimizer", len(cases))
 
 
+def _shared_step(error, label):
+    """M07 as train_with_optimizer meets it: one tf.function shared by several optimizers."""
+    if isinstance(error, ValueError) and ("singleton" in str(error)
+                                          or "non-first call" in str(error)):
+        return ("M07", f"creating the optimizer's variables failed for {label}: one tf.function "
+                "shared by several optimizers creates their slot variables on a later call.",
+                "define the decorated step inside train_with_optimizer (a new tf.function per "
+                "call), or call optimizer.build([w1, w2]) first.")
+
+
 # ------------------------------------------------------------- 6. custom gradient of ReLU
 def _relu_cases():
     return [(np.array([-2.0, -0.5, 0.5, 3.0], np.float32), np.array([1.0, 2.0, 3.0, 4.0], np.float32))]
@@ -423,6 +431,15 @@ def _uses_custom_gradient(fn, x) -> bool:
     return any(op.type == "IdentityN" for op in graph.get_operations())
 
 
+def _bool_mask(error, mode, label):
+    """A backward that multiplies by a boolean mask (TypeError or ValueError naming bool)."""
+    if isinstance(error, (TypeError, ValueError)) and "bool" in str(error):
+        return (None, f"the backward of relu_custom failed {mode} for {label}: a comparison such "
+                "as x > 0 gives booleans, which cannot multiply floats.",
+                "cast the mask to x's dtype before multiplying (tf.cast(x > 0, x.dtype)).")
+
+
+@check("relu_custom")
 def check_relu_custom(fn, cases=None, hidden=False):
     """Check ``fn(x) -> relu(x)`` defined with ``@tf.custom_gradient`` and its own backward.
 
@@ -451,14 +468,8 @@ def check_relu_custom(fn, cases=None, hidden=False):
         want_out, want_grad = np.maximum(x_np, 0), w_np * (x_np > 0)
         for mode, run in (("eagerly", value_and_grad), ("in a tf.function", graph_version),
                           ("in a tf.function, second call", graph_version)):
-            try:
-                out, grad = run(x, w)
-            except (TypeError, ValueError) as error:
-                if "bool" in str(error):
-                    fail(f"the backward of relu_custom failed {mode} for {label}: a comparison "
-                         "such as x > 0 gives booleans; cast the mask to x's dtype before "
-                         "multiplying (tf.cast(x > 0, x.dtype)).")
-                raise
+            out, grad = call(run, x, w, what=f"relu_custom {mode} ({label})",
+                             explain=lambda error, mode=mode: _bool_mask(error, mode, label))
             assert_close(out, want_out, f"relu_custom({label}) {mode}", check_dtype="float")
             grad_np = to_numpy(grad, f"the gradient of relu_custom for {label}")
             if not np.issubdtype(grad_np.dtype, np.floating):

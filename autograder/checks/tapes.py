@@ -3,7 +3,7 @@
 Each ``check_<name>(fn, cases=None, hidden=False)`` calls the student's ``fn`` on every case,
 computes the expected value from mathematics (analytic derivatives, NumPy, finite differences)
 and raises :class:`~autograder.checks.compare.CheckFailed` when the answer is wrong. Known mistakes
-of STUDENT_MISTAKES.md are diagnosed by experiment and named:
+(:mod:`autograder.checks.mistakes`) are diagnosed by experiment and named:
 
 ========  =====================================================  ===================================
 mistake   how the check recognises it                            checks
@@ -23,20 +23,26 @@ M05       ``None`` gradient even for a tf.Variable (the target    sum_squared_gr
           was computed after the ``with`` block closed)           second_derivative, hessian
 M06       one of two gradients is ``None`` with variables that    product_grads
           the tape only sees when watched explicitly
+M12-M14   the optimizer got no gradients, or a gradient is        train_step, fit_line,
+          None even for a tf.Variable: the code is traced again   sum_squared_grad
+          as a graph (harness.explain_missing_gradient) and the
+          path to the loss read: an op without gradient (M12),
+          tf.stop_gradient (M13), NumPy (M14), or M05
+M20       the dtype error of an int32 variable met by floats      fit_line (any check, via harness)
 ========  =====================================================  ===================================
+
+Exceptions of student code are named by :mod:`autograder.checks.harness` (M04, M07, M14, ...).
 
 Messages of hidden cases (``hidden=True``) name the case by its number, never by its inputs.
 Checks print one line to stdout when they pass and never write to stderr.
 """
 from __future__ import annotations
 
-import contextlib
-import logging
-
 import numpy as np
 import tensorflow as tf
 
-from .compare import CheckFailed, assert_close, case_label, fail, passed, to_numpy
+from .compare import assert_close, case_label, fail, passed, to_numpy
+from .harness import call, check, explain_missing_gradient
 
 __all__ = [
     "check_square_grad", "check_sum_squared_grad", "check_train_step", "check_fit_line",
@@ -48,61 +54,6 @@ __all__ = [
 # --------------------------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------------------------
-
-@contextlib.contextmanager
-def _quiet_tensorflow():
-    """Silence TensorFlow's Python logger while student code runs.
-
-    Watching an integer tensor (M02) logs a warning to stderr, and nbgrader scores any stderr in
-    a test cell as 0; the check names the mistake itself.
-    """
-    logger = tf.get_logger()
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-def _call(fn, args, what: str):
-    """Call the student's ``fn(*args)`` quietly; turn ``NotImplementedError`` into a clear
-    message. Other exceptions propagate to the caller, which diagnoses the ones it knows."""
-    __tracebackhide__ = True
-    try:
-        with _quiet_tensorflow():
-            return fn(*args)
-    except NotImplementedError:
-        fail(f"{what} raised NotImplementedError: replace `raise NotImplementedError()` in the "
-             f"exercise cell with your code, run that cell, then run this one again.")
-
-
-def _is_non_persistent_error(error: BaseException) -> bool:
-    return isinstance(error, RuntimeError) and "non-persistent" in str(error)
-
-
-def _fail_non_persistent(what: str, error: BaseException):
-    __tracebackhide__ = True
-    raise CheckFailed(
-        f"{what} raised RuntimeError: {error}. A tape frees what it recorded after its first "
-        f"`gradient` call. Create it with `tf.GradientTape(persistent=True)` when you need "
-        f"several gradients from it (and `del tape` afterwards), or use one tape per gradient.",
-        "M04") from error
-
-
-def _is_numpy_leak(error: BaseException) -> bool:
-    """The error `tape.gradient` raises when the target is a NumPy value, not a tensor."""
-    return isinstance(error, AttributeError) and "_id" in str(error)
-
-
-def _fail_numpy_leak(what: str, error: BaseException):
-    __tracebackhide__ = True
-    raise CheckFailed(
-        f"{what} raised AttributeError: {error}. The value passed to `tape.gradient` is a NumPy "
-        f"value, not a tensor: the computation left TensorFlow (np.* functions or `.numpy()`), "
-        f"so the tape could not record it. Use tf.* operations between the input and the "
-        f"target.") from error
-
 
 def _floats(value) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
@@ -120,6 +71,7 @@ def _fresh_constant(value) -> tf.Tensor:
 SQUARE_GRAD_CASES = [3.0, -1.5, 2]
 
 
+@check("square_grad")
 def check_square_grad(fn, cases=None, hidden=False):
     """Check ``square_grad(x)``: the derivative of ``x * x`` at ``x``, i.e. ``2 * x``.
 
@@ -140,21 +92,21 @@ def check_square_grad(fn, cases=None, hidden=False):
         label = case_label(x, hidden, i)
         what = f"square_grad ({label})"
         value = float(to_numpy(x, "input"))
-        result = _call(fn, (x,), what)
+        result = call(fn, x, what=what)
         if result is None:
             is_integer = isinstance(x, (int, np.integer)) or (
                 hasattr(x, "dtype") and tf.as_dtype(x.dtype).is_integer)
             shown = "3" if hidden else str(int(value))
-            if is_integer and _call(fn, (float(value),), what) is not None:
+            if is_integer and call(fn, float(value), what=what) is not None:
                 fail(f"{what} returned None, but the same value as a float works. "
                      f"`tf.constant({shown})` is an int32 tensor and a tape only "
-                     f"differentiates floating-point tensors. Convert the input first: "
-                     f"`x = tf.constant(x, dtype=tf.float32)` (or `tf.cast(x, tf.float32)`).",
-                     mistake="M02")
+                     f"differentiates floating-point tensors.", mistake="M02",
+                     fix="convert the input first: `x = tf.constant(x, dtype=tf.float32)` (or "
+                         "`tf.cast(x, tf.float32)`).")
             fail(f"{what} returned None instead of a number. A tape only follows tf.Variables "
-                 f"by itself; a tf.constant has to be watched: call `tape.watch(x)` inside the "
-                 f"`with tf.GradientTape() as tape:` block, before computing `x * x` there.",
-                 mistake="M01")
+                 f"by itself; a tf.constant has to be watched.", mistake="M01",
+                 fix="call `tape.watch(x)` inside the `with tf.GradientTape() as tape:` block, "
+                     "before computing `x * x` there.")
         assert_close(result, 2.0 * value, what, check_dtype="float")
     passed("square_grad", len(cases))
 
@@ -166,6 +118,7 @@ SUM_SQUARED_GRAD_CASES = [
 ]
 
 
+@check("sum_squared_grad")
 def check_sum_squared_grad(fn, cases=None, hidden=False):
     """Check ``sum_squared_grad(x)``: the gradient of ``z = (sum of x) ** 2`` with respect to x.
 
@@ -189,22 +142,20 @@ def check_sum_squared_grad(fn, cases=None, hidden=False):
         x = _floats(x)
         label = case_label(x.tolist(), hidden, i)
         what = f"sum_squared_grad ({label})"
-        try:
-            result = _call(fn, (_fresh_constant(x),), what)
-        except AttributeError as error:
-            if _is_numpy_leak(error):
-                _fail_numpy_leak(what, error)
-            raise
+        result = call(fn, _fresh_constant(x), what=what)
         if result is None:
-            with_variable = _call(fn, (tf.Variable(x.astype(np.float32)),), what)
+            with_variable = call(fn, tf.Variable(x.astype(np.float32)), what=what)
             if with_variable is not None:
                 fail(f"{what} returned None for a tf.constant, but works for a tf.Variable: the "
-                     f"constant was never watched. Call `tape.watch(x)` first thing inside the "
-                     f"`with` block.", mistake="M01")
-            fail(f"{what} returned None even for a tf.Variable, which every tape watches: the "
-                 f"tape never recorded the path from x to z. Compute y and z inside the "
-                 f"`with tf.GradientTape() as tape:` block (indented), and call "
-                 f"`tape.gradient(z, x)` after it.", mistake="M05")
+                     f"constant was never watched.", mistake="M01",
+                     fix="call `tape.watch(x)` first thing inside the `with` block.")
+            found = explain_missing_gradient(
+                lambda: fn(tf.Variable(x.astype(np.float32)))) or (
+                "M05", "The tape never recorded the path from x to z.",
+                "compute y and z inside the `with tf.GradientTape() as tape:` block "
+                "(indented), and call `tape.gradient(z, x)` after it.")
+            fail(f"{what} returned None even for a tf.Variable, which every tape watches. "
+                 f"{found[1]}", mistake=found[0], fix=found[2])
         expected = np.full(x.shape, 2.0 * x.sum())
         assert_close(result, expected, what, rtol=1e-5, atol=1e-5, check_dtype="float")
     passed("sum_squared_grad", len(cases))
@@ -260,6 +211,7 @@ def _keras_problem(case):
     return model, optimizer, loss_object, tf.constant(x), tf.constant(y), kernel, bias
 
 
+@check("train_step")
 def check_train_step(fn, cases=None, hidden=False):
     """Check ``train_step(model, optimizer, loss_object, x, y)``: one step of training by hand.
 
@@ -273,8 +225,10 @@ def check_train_step(fn, cases=None, hidden=False):
             ``TRAIN_STEP_CASES``.
         hidden: name cases by number in messages.
     Raises:
-        CheckFailed: wrong loss or weights; M05 when no gradient reached the optimizer (the loss
-            was computed after the tape's block closed).
+        CheckFailed: wrong loss or weights; when no gradient reached the optimizer, the cause
+            found by re-running the step as a graph: M05 (the loss was computed after the tape's
+            block closed), M12 (tf.round, tf.argmax or an integer cast in the loss), M13
+            (tf.stop_gradient), M14 (NumPy inside the tape).
     """
     __tracebackhide__ = True
     cases = TRAIN_STEP_CASES if cases is None else cases
@@ -286,28 +240,16 @@ def check_train_step(fn, cases=None, hidden=False):
         for step in (1, 2):
             loss_before, kernel, bias = _numpy_sgd_step(x.numpy(), y.numpy(), kernel, bias,
                                                         case["loss"], case["lr"])
-            try:
-                result = _call(fn, (model, optimizer, loss_object, x, y), what)
-            except ValueError as error:
-                if "No gradients provided" in str(error):
-                    raise CheckFailed(
-                        f"{what}: the optimizer raised ValueError: {str(error).rstrip('.')}. Every "
-                        f"gradient was "
-                        f"None, so the tape did not record the loss. Compute "
-                        f"`logits = model(x)` and `loss_value = loss_object(y, logits)` inside "
-                        f"the `with tf.GradientTape() as tape:` block.", "M05") from error
-                raise
-            except AttributeError as error:
-                if _is_numpy_leak(error):
-                    _fail_numpy_leak(what, error)
-                raise
+            result = call(fn, model, optimizer, loss_object, x, y, what=what,
+                          rerun=lambda: fn(*_keras_problem(case)[:5]))
             if result is None:
-                fail(f"{what} returned None: return the loss value of the step "
-                     f"(`return loss_value`).")
+                fail(f"{what} returned None instead of the loss.",
+                     fix="return the loss value of the step (`return loss_value`).")
             got_kernel = model.layers[0].kernel.numpy()
             if step == 1 and np.allclose(got_kernel, _linear_problem(case)[2]):
-                fail(f"{what}: the weights did not change. After computing the gradients, apply "
-                     f"them: `optimizer.apply_gradients(zip(grads, model.trainable_variables))`.")
+                fail(f"{what}: the weights did not change.",
+                     fix="after computing the gradients, apply them: "
+                         "`optimizer.apply_gradients(zip(grads, model.trainable_variables))`.")
             assert_close(result, loss_before, f"{what}, loss returned by step {step}",
                          rtol=1e-4, atol=1e-5)
             assert_close(got_kernel, kernel, f"{what}, kernel after step {step}",
@@ -340,6 +282,7 @@ def _numpy_fit_line(x, y, lr, steps):
     return w, b, losses
 
 
+@check("fit_line")
 def check_fit_line(fn, cases=None, hidden=False):
     """Check ``fit_line(x, y, lr, steps)``: gradient descent on a line with tf.Variable weights.
 
@@ -352,33 +295,42 @@ def check_fit_line(fn, cases=None, hidden=False):
         hidden: name cases by number in messages.
     Raises:
         CheckFailed: wrong weights or losses; M03 when a weight was rebound to a tensor
-            (``w = w - lr * g``), seen as a ``TypeError`` about ``NoneType`` in a later step or
-            as weights returned as tf.Tensor instead of tf.Variable.
+            (``w = w - lr * g``), seen as a ``TypeError`` about ``NoneType`` in a later step
+            while one step traced as a graph has its gradients, or as weights returned as
+            tf.Tensor instead of tf.Variable; M14/M12/M05 when even one step, traced as a
+            graph, has no gradient (NumPy in the tape, ...); M20 for an int32 variable.
     """
     __tracebackhide__ = True
     cases = FIT_LINE_CASES if cases is None else cases
     m03 = ("`w = w - lr * dw` makes w a plain tensor: the next tape does not watch it and its "
-           "gradient is None. Update the variables in place: `w.assign_sub(lr * dw)` and "
-           "`b.assign_sub(lr * db)`.")
+           "gradient is None.")
+    m03_fix = "update the variables in place: `w.assign_sub(lr * dw)` and `b.assign_sub(lr * db)`."
     for i, case in enumerate(cases):
         label = case_label(case, hidden, i)
         what = f"fit_line ({label})"
         args = (_fresh_constant(case["x"]), _fresh_constant(case["y"]), case["lr"], case["steps"])
-        try:
-            result = _call(fn, args, what)
-        except TypeError as error:
-            if "NoneType" in str(error):
-                raise CheckFailed(f"{what} raised TypeError: {error}. A gradient was None in a "
-                                  f"later step: {m03}", "M03") from error
-            raise
+
+        def none_gradient(error, case=case):
+            """A TypeError about None: a gradient was None. Re-run as a graph to find why;
+            when the first step has its gradients, a later step lost them (M03)."""
+            if not (isinstance(error, TypeError) and "NoneType" in str(error)):
+                return None
+            found = explain_missing_gradient(
+                lambda: fn(_fresh_constant(case["x"]), _fresh_constant(case["y"]), case["lr"], 1))
+            if found:
+                return found[0], f"{what}: a gradient was None. {found[1]}", found[2]
+            return ("M03", f"{what} raised TypeError ({error}): a gradient was None in a later "
+                    f"step. {m03}", m03_fix)
+
+        result = call(fn, *args, what=what, explain=none_gradient)
         if not isinstance(result, (tuple, list)) or len(result) != 3:
             fail(f"{what} should return a tuple (w, b, losses), got {type(result).__name__}.")
         w, b, losses = result
         for name, value in (("w", w), ("b", b)):
             if not isinstance(value, tf.Variable):
                 if isinstance(value, tf.Tensor):
-                    fail(f"{what}: {name} is a tf.Tensor, not a tf.Variable. "
-                         f"{m03}", mistake="M03")
+                    fail(f"{what}: {name} is a tf.Tensor, not a tf.Variable. {m03}",
+                         mistake="M03", fix=m03_fix)
                 fail(f"{what}: {name} should be the tf.Variable you trained, got "
                      f"{type(value).__name__}.")
         want_w, want_b, want_losses = _numpy_fit_line(case["x"], case["y"], case["lr"],
@@ -400,6 +352,7 @@ def check_fit_line(fn, cases=None, hidden=False):
 GRADS_FROM_ONE_TAPE_CASES = [3.0, -1.0, 0.5]
 
 
+@check("grads_from_one_tape")
 def check_grads_from_one_tape(fn, cases=None, hidden=False):
     """Check ``grads_from_one_tape(x)``: with ``y = x * x`` and ``z = y * y`` recorded once,
     return ``(dz/dx, dy/dx) = (4 x**3, 2 x)`` (108.0 and 6.0 at x = 3).
@@ -417,19 +370,14 @@ def check_grads_from_one_tape(fn, cases=None, hidden=False):
     for i, x in enumerate(cases):
         label = case_label(x, hidden, i)
         what = f"grads_from_one_tape ({label})"
-        try:
-            result = _call(fn, (x,), what)
-        except RuntimeError as error:
-            if _is_non_persistent_error(error):
-                _fail_non_persistent(what, error)
-            raise
+        result = call(fn, x, what=what)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             fail(f"{what} should return a tuple (dz_dx, dy_dx), got {type(result).__name__}.")
         dz_dx, dy_dx = result
         if dz_dx is None or dy_dx is None:
-            fail(f"{what} returned a None gradient: x is a constant, so the tape must watch it "
-                 f"(`tape.watch(x)` inside the block, before y and z are computed).",
-                 mistake="M01")
+            fail(f"{what} returned a None gradient: x is a constant, so the tape must watch it.",
+                 mistake="M01", fix="call `tape.watch(x)` inside the block, before y and z are "
+                                    "computed.")
         assert_close(dz_dx, 4.0 * x ** 3, f"{what}, dz/dx", check_dtype="float")
         assert_close(dy_dx, 2.0 * x, f"{what}, dy/dx", check_dtype="float")
     passed("grads_from_one_tape", len(cases))
@@ -450,6 +398,7 @@ SCALAR_FUNCTIONS = {
 SECOND_DERIVATIVE_CASES = [("x**3", 1.0), ("x**3", -2.0), ("sin", 0.5)]
 
 
+@check("second_derivative")
 def check_second_derivative(fn, cases=None, hidden=False):
     """Check ``second_derivative(f, x)``: ``(f'(x), f''(x))`` computed with nested tapes.
 
@@ -473,12 +422,7 @@ def check_second_derivative(fn, cases=None, hidden=False):
         what = f"second_derivative ({label})"
 
         def run(arg):
-            try:
-                result = _call(fn, (f, arg), what)
-            except RuntimeError as error:
-                if _is_non_persistent_error(error):
-                    _fail_non_persistent(what, error)
-                raise
+            result = call(fn, f, arg, what=what)
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 fail(f"{what} should return a tuple (dy_dx, d2y_dx2), got "
                      f"{type(result).__name__}.")
@@ -489,16 +433,16 @@ def check_second_derivative(fn, cases=None, hidden=False):
             dy_v, d2y_v = run(tf.Variable(np.float32(x)))
             which = "f'(x)" if dy is None else "f''(x)"
             if dy_v is None:
-                fail(f"{what}: f'(x) is None even for a tf.Variable: compute y = f(x) inside the "
-                     f"inner tape's `with` block.", mistake="M05")
+                fail(f"{what}: f'(x) is None even for a tf.Variable.", mistake="M05",
+                     fix="compute y = f(x) inside the inner tape's `with` block.")
             if d2y_v is None:
                 fail(f"{what}: f''(x) is None: the outer tape never recorded how f'(x) depends "
-                     f"on x. Call `inner.gradient(y, x)` inside the outer tape's `with` block "
-                     f"(indented under it), and `outer.gradient(dy_dx, x)` after it.",
-                     mistake="M05")
+                     f"on x.", mistake="M05",
+                     fix="call `inner.gradient(y, x)` inside the outer tape's `with` block "
+                         "(indented under it), and `outer.gradient(dy_dx, x)` after it.")
             fail(f"{what}: {which} is None for a tf.constant x but not for a tf.Variable: "
-                 f"x was not watched. Call `tape.watch(x)` in each tape, first thing inside "
-                 f"its `with` block.", mistake="M01")
+                 f"x was not watched.", mistake="M01",
+                 fix="call `tape.watch(x)` in each tape, first thing inside its `with` block.")
         assert_close(dy, df(np.float64(x)), f"{what}, f'(x)", rtol=1e-4, atol=1e-5,
                      check_dtype="float")
         assert_close(d2y, d2f(np.float64(x)), f"{what}, f''(x)", rtol=1e-4, atol=1e-5,
@@ -514,6 +458,7 @@ PRODUCT_GRADS_CASES = [
 ]
 
 
+@check("product_grads")
 def check_product_grads(fn, cases=None, hidden=False):
     """Check ``product_grads(a, b)``: the gradients of ``a * b`` with respect to both variables,
     from a tape made with ``watch_accessed_variables=False``: ``[b, a]``.
@@ -537,15 +482,16 @@ def check_product_grads(fn, cases=None, hidden=False):
         a_value, b_value = _floats(case["a"]), _floats(case["b"])
         a = tf.Variable(a_value.astype(np.float32), trainable=case["trainable"])
         b = tf.Variable(b_value.astype(np.float32), trainable=case["trainable"])
-        result = _call(fn, (a, b), what)
+        result = call(fn, a, b, what=what)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             fail(f"{what} should return a list [dy_da, dy_db], got {type(result).__name__}.")
         missing = [name for name, g in zip(("a", "b"), result) if g is None]
         if missing:
             fail(f"{what}: the gradient with respect to {' and '.join(missing)} is None. With "
                  f"`watch_accessed_variables=False` the tape records only what you "
-                 f"`tape.watch`; watch both sources: `tape.watch(a)` and `tape.watch(b)` "
-                 f"(or `tape.watch([a, b])`) before computing y.", mistake="M06")
+                 f"`tape.watch`.", mistake="M06",
+                 fix="watch both sources: `tape.watch(a)` and `tape.watch(b)` (or "
+                     "`tape.watch([a, b])`) before computing y.")
         assert_close(result[0], b_value, f"{what}, dy/da", check_dtype="float")
         assert_close(result[1], a_value, f"{what}, dy/db", check_dtype="float")
     passed("product_grads", len(cases))
@@ -590,6 +536,7 @@ def finite_difference_hessian(f, x, h: float = 1e-4) -> np.ndarray:
     return hessian
 
 
+@check("hessian")
 def check_hessian(fn, cases=None, hidden=False):
     """Check ``hessian(f, x)``: the (n, n) matrix of second derivatives from nested tapes,
     against central finite differences in float64.
@@ -614,21 +561,17 @@ def check_hessian(fn, cases=None, hidden=False):
         what = f"hessian ({label})"
 
         def run(arg):
-            try:
-                return _call(fn, (f, arg), what)
-            except RuntimeError as error:
-                if _is_non_persistent_error(error):
-                    _fail_non_persistent(what, error)
-                raise
+            return call(fn, f, arg, what=what)
 
         result = run(_fresh_constant(x))
         if result is None:
             if run(tf.Variable(x.astype(np.float32))) is not None:
                 fail(f"{what} returned None for a tf.constant x but not for a tf.Variable: x "
-                     f"was not watched. Call `tape.watch(x)` in both tapes.", mistake="M01")
+                     f"was not watched.", mistake="M01", fix="call `tape.watch(x)` in both tapes.")
             fail(f"{what} returned None: the outer tape never recorded how the gradient depends "
-                 f"on x. Compute `g = inner.gradient(y, x)` inside the outer tape's `with` "
-                 f"block, then `outer.jacobian(g, x)` after it.", mistake="M05")
+                 f"on x.", mistake="M05",
+                 fix="compute `g = inner.gradient(y, x)` inside the outer tape's `with` block, "
+                     "then `outer.jacobian(g, x)` after it.")
         got = to_numpy(result, what)
         if got.shape != (x.size, x.size):
             hint = (" `outer.gradient(g, x)` sums over the entries of g; use "

@@ -18,8 +18,8 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from .compare import assert_close, case_label, fail, passed, to_numpy
-from .graphs import created_variable_error, is_tf_function
+from .compare import CheckFailed, assert_close, case_label, fail, passed, to_numpy
+from .harness import call, check, is_tf_function
 
 __all__ = [
     "check_make_pipeline",
@@ -102,6 +102,7 @@ def _pipeline_cases():
     return [(50, 8, 0)]
 
 
+@check("make_pipeline")
 def check_make_pipeline(fn, cases=None, hidden=False):
     """Check ``fn(x, y, batch_size, training) -> tf.data.Dataset`` of ``(features, labels)`` batches.
 
@@ -122,7 +123,7 @@ def check_make_pipeline(fn, cases=None, hidden=False):
         x, y = _indexed_data(n, seed)
         for training in (False, True):
             what = f"make_pipeline(..., training={training}) for {label}"
-            dataset = fn(x.copy(), y.copy(), batch_size, training)
+            dataset = call(fn, x.copy(), y.copy(), batch_size, training, what=what)
             if not isinstance(dataset, tf.data.Dataset):
                 fail(f"{what} should return a tf.data.Dataset, got {type(dataset).__name__}.")
             spec = dataset.element_spec
@@ -186,6 +187,7 @@ def check_make_pipeline(fn, cases=None, hidden=False):
 
 
 # ---------------------------------------------------------------------- 2. the model
+@check("build_model")
 def check_build_model(fn, cases=None, hidden=False):
     """Check ``fn() -> tf.keras.Model`` mapping ``(batch, 64)`` float32 features to ``(batch, 10)``
     float32 **logits** (no softmax: the loss uses ``from_logits=True``), a new model with its own
@@ -197,15 +199,16 @@ def check_build_model(fn, cases=None, hidden=False):
     """
     __tracebackhide__ = True
     cases = [5] if cases is None else cases
-    first = fn()
-    second = fn()
+    first = call(fn, what="build_model()")
+    second = call(fn, what="build_model()")
     for model in (first, second):
         if not isinstance(model, tf.keras.Model):
             fail(f"build_model should return a tf.keras.Model, got {type(model).__name__}.")
     for index, batch in enumerate(cases):
         label = case_label(f"a batch of {batch}", hidden, index)
         x = np.random.default_rng(index).uniform(0, 1, (batch, NUM_FEATURES)).astype(np.float32)
-        out = to_numpy(first(x), f"the model's output for {label}")
+        out = to_numpy(call(first, x, what=f"the model built by build_model, called on {label}"),
+                       f"the model's output for {label}")
         if out.shape != (batch, NUM_CLASSES):
             fail(f"the model's output for {label} should have shape ({batch}, {NUM_CLASSES}), "
                  f"got {out.shape}: the last layer needs {NUM_CLASSES} units, one per digit.")
@@ -229,6 +232,7 @@ def _train_cases():
     return [(0, 32, 0.5, 3)]
 
 
+@check("make_train_step")
 def check_make_train_step(fn, cases=None, hidden=False):
     """Check ``fn(model, optimizer, loss_fn, loss_metric, acc_metric) -> train_step`` where
     ``train_step(x, y)`` is a ``tf.function`` that runs one update and returns the batch loss.
@@ -242,8 +246,10 @@ def check_make_train_step(fn, cases=None, hidden=False):
     Args:
         fn: the student's factory.
         cases: list of ``(seed, batch_size, learning_rate, steps)``.
-    Mistakes named: M05 (no gradients: loss computed outside the tape), M07 (a variable, e.g. a
-    new optimizer or metric, created inside the tf.function).
+    Mistakes named: when the optimizer gets no gradients, the cause found by tracing the step
+    again on a fresh model (M05 loss outside the tape, M12 op without gradient, M13
+    tf.stop_gradient, M14 NumPy); M07 (a variable, e.g. a new optimizer or metric, created
+    inside the tf.function).
     """
     __tracebackhide__ = True
     cases = _train_cases() if cases is None else cases
@@ -252,13 +258,14 @@ def check_make_train_step(fn, cases=None, hidden=False):
         model = _small_model(seed)
         optimizer = tf.keras.optimizers.SGD(learning_rate=lr)
         loss_metric, acc_metric = _new_metrics()
-        step = fn(model, optimizer, _loss_fn(), loss_metric, acc_metric)
+        step = call(fn, model, optimizer, _loss_fn(), loss_metric, acc_metric,
+                    what=f"make_train_step ({label})")
         if not is_tf_function(step):
-            fail("make_train_step should return a function decorated with @tf.function (define "
-                 "`@tf.function def train_step(x, y): ...` inside and return it).")
+            fail("make_train_step should return a function decorated with @tf.function.",
+                 fix="define `@tf.function def train_step(x, y): ...` inside and return it.")
         seen_losses, seen_hits, seen_n = [], 0, 0
-        for call in range(steps):
-            x, y = _batch(1000 * seed + call, batch)
+        for n_call in range(steps):
+            x, y = _batch(1000 * seed + n_call, batch)
             weights = [v.numpy().astype(np.float64) for v in model.trainable_variables]
             with tf.GradientTape() as tape:
                 logits_tf = model(x)
@@ -266,18 +273,10 @@ def check_make_train_step(fn, cases=None, hidden=False):
             grads = [g.numpy() for g in tape.gradient(loss_tf, model.trainable_variables)]
             logits = logits_tf.numpy()
             want_loss = _cross_entropy(logits, y)
-            try:
-                loss = step(tf.constant(x), tf.constant(y))
-            except ValueError as error:
-                if "No gradients provided" in str(error):
-                    fail(f"apply_gradients got no gradients for {label}: compute the logits and "
-                         "the loss inside the `with tf.GradientTape() as tape:` block.",
-                         mistake="M05")
-                if created_variable_error(error):
-                    fail(f"train_step creates a tf.Variable when called ({label}): make the "
-                         "optimizer, metrics and model once, outside the tf.function, and only "
-                         "use them inside.", mistake="M07")
-                raise
+            loss = call(step, tf.constant(x), tf.constant(y),
+                        what=f"the train_step made by make_train_step ({label})",
+                        rerun=lambda seed=seed, lr=lr, x=x, y=y: _fresh_train_step(
+                            fn, seed, lr)(tf.constant(x), tf.constant(y)))
             if loss is None:
                 fail("train_step should return the batch loss, got None.")
             loss_np = to_numpy(loss, "the loss returned by train_step")
@@ -286,7 +285,7 @@ def check_make_train_step(fn, cases=None, hidden=False):
                      f"shape {loss_np.shape}.")
             if not np.isclose(float(loss_np.reshape(())), want_loss, rtol=1e-4, atol=1e-5):
                 fail(f"train_step returned the loss {float(loss_np.reshape(())):.5f} in call "
-                     f"{call + 1} for {label}; the cross-entropy of the batch before the update "
+                     f"{n_call + 1} for {label}; the cross-entropy of the batch before the update "
                      f"is {want_loss:.5f}. Use loss_fn(y, logits) with the logits of "
                      "model(x) computed on the tape.")
             after = [v.numpy().astype(np.float64) for v in model.trainable_variables]
@@ -311,7 +310,7 @@ def check_make_train_step(fn, cases=None, hidden=False):
                 fail("loss_metric was never updated: call loss_metric.update_state(loss) in "
                      "train_step.")
             if not np.isclose(got_metric, np.mean(seen_losses), rtol=1e-4, atol=1e-5):
-                fail(f"loss_metric after {call + 1} calls should be the mean of the batch losses, "
+                fail(f"loss_metric after {n_call + 1} calls should be the mean of the batch losses, "
                      f"{np.mean(seen_losses):.5f}, got {got_metric:.5f}: call "
                      "loss_metric.update_state(loss) once per step.")
             got_acc = float(acc_metric.result())
@@ -320,10 +319,16 @@ def check_make_train_step(fn, cases=None, hidden=False):
                 if got_acc == 0 and want_acc > 0:
                     fail("acc_metric was never updated: call acc_metric.update_state(y, logits) "
                          "in train_step.")
-                fail(f"acc_metric after {call + 1} calls should be {want_acc:.4f}, got "
+                fail(f"acc_metric after {n_call + 1} calls should be {want_acc:.4f}, got "
                      f"{got_acc:.4f}: call acc_metric.update_state(y, logits) (labels first) "
                      "with the logits computed before the update.")
     passed("make_train_step", len(cases))
+
+
+def _fresh_train_step(fn, seed, lr):
+    """The student's train step on a new model, optimizer and metrics (for a diagnosis)."""
+    return fn(_small_model(seed), tf.keras.optimizers.SGD(learning_rate=lr), _loss_fn(),
+              *_new_metrics())
 
 
 # ------------------------------------------------------------------ 4. the eval step
@@ -331,6 +336,7 @@ def _eval_cases():
     return [(1, 40, 2)]
 
 
+@check("make_eval_step")
 def check_make_eval_step(fn, cases=None, hidden=False):
     """Check ``fn(model, loss_fn, loss_metric, acc_metric) -> eval_step`` where
     ``eval_step(x, y)`` is a ``tf.function`` that updates the metrics with the batch's loss and
@@ -346,15 +352,18 @@ def check_make_eval_step(fn, cases=None, hidden=False):
         label = case_label(f"seed {seed}, batch {batch}", hidden, index)
         model = _small_model(seed + 100)
         loss_metric, acc_metric = _new_metrics()
-        step = fn(model, _loss_fn(), loss_metric, acc_metric)
+        step = call(fn, model, _loss_fn(), loss_metric, acc_metric,
+                    what=f"make_eval_step ({label})")
         if not is_tf_function(step):
-            fail("make_eval_step should return a function decorated with @tf.function.")
+            fail("make_eval_step should return a function decorated with @tf.function.",
+                 fix="define `@tf.function def eval_step(x, y): ...` inside and return it.")
         weights = [v.numpy().copy() for v in model.trainable_variables]
         losses, hits, n = [], 0, 0
-        for call in range(calls):
-            x, y = _batch(2000 + 100 * seed + call, batch)
+        for n_call in range(calls):
+            x, y = _batch(2000 + 100 * seed + n_call, batch)
             logits = model(x).numpy()
-            loss = step(tf.constant(x), tf.constant(y))
+            loss = call(step, tf.constant(x), tf.constant(y),
+                        what=f"the eval_step made by make_eval_step ({label})")
             want_loss = _cross_entropy(logits, y)
             if loss is None:
                 fail("eval_step should return the batch loss, got None.")
@@ -368,14 +377,14 @@ def check_make_eval_step(fn, cases=None, hidden=False):
                 fail("eval_step changed the model's weights: evaluation only measures; no "
                      "gradients, no optimizer.")
             assert_close(float(loss_metric.result()), np.mean(losses),
-                         f"loss_metric after {call + 1} calls of eval_step ({label}); call "
+                         f"loss_metric after {n_call + 1} calls of eval_step ({label}); call "
                          "loss_metric.update_state(loss)", rtol=1e-4, atol=1e-5)
             got_acc = float(acc_metric.result())
             if not np.isclose(got_acc, hits / n, atol=1e-6):
                 if float(acc_metric.count) == 0:
                     fail("acc_metric was never updated: call acc_metric.update_state(y, logits) "
                          "in eval_step.")
-                fail(f"acc_metric after {call + 1} calls of eval_step ({label}) should be "
+                fail(f"acc_metric after {n_call + 1} calls of eval_step ({label}) should be "
                      f"{hits / n:.4f}, got {got_acc:.4f}: call acc_metric.update_state(y, logits), "
                      "labels first.")
     passed("make_eval_step", len(cases))
@@ -387,6 +396,7 @@ def _fit_cases():
     return [(0, 2, 400)]
 
 
+@check("fit")
 def check_fit(fn, cases=None, hidden=False):
     """Check ``fn(model, optimizer, train_ds, val_ds, epochs) -> history`` on the digits.
 
@@ -400,7 +410,8 @@ def check_fit(fn, cases=None, hidden=False):
     Args:
         fn: the student's function.
         cases: list of ``(seed, epochs, n_train)``.
-    Mistakes named: M05 and M07 when the train step that ``fit`` builds fails with them.
+    Mistakes named: those of the train step that ``fit`` builds (M05, M07, M12, M13, ...),
+    found by running ``fit`` again as a graph for one batch.
     """
     __tracebackhide__ = True
     from utils.data import load_digits_splits, make_dataset
@@ -415,18 +426,11 @@ def check_fit(fn, cases=None, hidden=False):
         model = _small_model(seed, hidden=32)
         optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
         start_weights = [v.numpy().copy() for v in model.trainable_variables]
-        try:
-            history = fn(model, optimizer, train_ds, val_ds, epochs)
-        except ValueError as error:
-            if "No gradients provided" in str(error):
-                fail(f"fit failed ({label}): apply_gradients got no gradients. In the train step, "
-                     "compute the logits and the loss inside the `with tf.GradientTape() as "
-                     "tape:` block.", mistake="M05")
-            if created_variable_error(error):
-                fail(f"fit failed ({label}): a tf.function creates a tf.Variable when called. "
-                     "Make the optimizer, metrics and model once, outside the steps.",
-                     mistake="M07")
-            raise
+        small_ds = train_ds.take(1)
+        history = call(fn, model, optimizer, train_ds, val_ds, epochs, what=f"fit ({label})",
+                       rerun=lambda seed=seed: fn(_small_model(seed, hidden=32),
+                                                  tf.keras.optimizers.Adam(learning_rate=0.01),
+                                                  small_ds, small_ds, 1))
         if not isinstance(history, dict):
             fail(f"fit should return a dict of lists, got {type(history).__name__}.")
         for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
@@ -464,20 +468,44 @@ def check_fit(fn, cases=None, hidden=False):
 
 
 # --------------------------------------------------------------- 6. the final model
-def check_final_model(model, x, y, threshold: float = 0.90, hidden: bool = False):
+@check("final model")
+def check_final_model(model, x, y, threshold: float = 0.90, hidden: bool = False, retrain=None):
     """Check that a trained model classifies ``x`` (float32 ``(n, 64)``) with accuracy at least
     ``threshold`` against the int labels ``y`` ``(n,)``; the accuracy is computed here
-    (argmax of the model's outputs), not taken from the notebook."""
+    (argmax of the model's outputs), not taken from the notebook.
+
+    Args:
+        model: the trained Keras model, or None when the cell that trains it failed (the
+            notebook sets ``model = None`` first in that cell).
+        retrain: a function of no arguments that runs that cell's training again; called only
+            when ``model`` is None, to say why the training failed.
+    Raises:
+        CheckFailed: the training cell failed (with its error), or the accuracy is too low.
+    """
     __tracebackhide__ = True
+    if model is None:
+        why = ""
+        if retrain is not None:
+            try:
+                call(retrain, what="train_final_model(train_ds, val_ds)")
+                why = " (it works now: run that cell again)"
+            except CheckFailed as error:
+                why = f". Its error: {error.cause}"
+        fail(f"there is no trained model: the cell that runs `model, history = "
+             f"train_final_model(train_ds, val_ds)` failed{why}",
+             fix="fix the error shown under that cell, run it until it finishes, then run the "
+                 "checks again.")
     if not isinstance(model, tf.keras.Model):
         fail(f"expected the trained Keras model, got {type(model).__name__}.")
-    logits = to_numpy(model(np.asarray(x, np.float32)), "the model's output")
+    logits = to_numpy(call(model, np.asarray(x, np.float32), what="the trained model"),
+                      "the model's output")
     if logits.shape != (len(y), NUM_CLASSES):
         fail(f"the model's output should have shape ({len(y)}, {NUM_CLASSES}), got {logits.shape}.")
     accuracy = _accuracy(logits, np.asarray(y))
     where = "the held-out examples" if hidden else f"these {len(y)} examples"
     if accuracy < threshold:
         fail(f"the model's accuracy on {where} is {accuracy:.3f}, below the required "
-             f"{threshold:.2f}. Check that the loss fell during training (plot the history) and "
-             "train for more epochs or with another learning rate.")
+             f"{threshold:.2f}.",
+             fix="check that the loss fell during training (plot the history), then train for "
+                 "more epochs or with another learning rate.")
     print(f"\u2714 final model: accuracy {accuracy:.3f} >= {threshold:.2f} on {where}")

@@ -1,0 +1,373 @@
+"""How every check calls student code, and how it names what went wrong.
+
+One way in for all check modules:
+
+- :func:`check` decorates each ``check_<name>``: it names the exercise in every failure message
+  and runs the check with ``tf.config.run_functions_eagerly`` off (M19: a student who left it on
+  is graded on graphs like everyone else, and a failure message says the switch is on); the
+  student's setting is restored afterwards.
+- :func:`call` calls the student's function with TensorFlow's Python logger quiet (M02 logs a
+  warning on stderr, which nbgrader would score as a failure) and turns each exception it knows
+  into a named mistake, one detector per cause (:data:`DETECTORS`). An unanswered exercise
+  (``NotImplementedError``) gets the same message in every assignment.
+- :func:`explain_missing_gradient` finds why a gradient is None by experiment: it runs the
+  student's code again on a fresh problem, traced as a graph, records what ``tape.gradient`` was
+  asked for, and walks the graph from that target back to the weights: a ``StopGradient`` (M13),
+  an op without a gradient such as ``Round``, ``ArgMax`` or an integer ``Cast`` (M12), NumPy on a
+  symbolic tensor (M14), or an intact path the tape did not record (M05).
+
+Checks keep no TensorFlow state between calls: traced functions, variables and optimizers are
+made per call or per case.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import re
+
+import tensorflow as tf
+
+from .compare import CheckFailed
+
+__all__ = ["check", "call", "graph_mode", "explain_missing_gradient", "is_tf_function",
+           "require_tf_function", "diagnose", "DETECTORS", "NOT_ANSWERED"]
+
+NOT_ANSWERED = ("not written yet: it raises NotImplementedError.",
+                "replace `raise NotImplementedError()` in the exercise cell with your code, run "
+                "that cell, then run this one again.")
+
+EAGER_NOTE = ("Note [M19: tf.config.run_functions_eagerly(True) left on]: your notebook runs "
+              "every tf.function eagerly, so graph-only behaviour is hidden there; this check ran "
+              "your functions as graphs. Call tf.config.run_functions_eagerly(False) when you are "
+              "done debugging.")
+
+
+# ----------------------------------------------------------------------------- running modes
+
+@contextlib.contextmanager
+def quiet_tensorflow():
+    """Silence TensorFlow's Python logger inside the block (restored afterwards)."""
+    logger = tf.get_logger()
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def graph_mode():
+    """Run ``tf.function`` s as graphs inside the block, whatever
+    ``tf.config.run_functions_eagerly`` says; yields True when the switch was on (M19). The
+    switch is restored on exit."""
+    was_eager = tf.config.functions_run_eagerly()
+    if was_eager:
+        with quiet_tensorflow():
+            tf.config.run_functions_eagerly(False)
+    try:
+        yield was_eager
+    finally:
+        if was_eager:
+            with quiet_tensorflow():
+                tf.config.run_functions_eagerly(True)
+
+
+def check(exercise: str):
+    """Decorate a ``check_<name>`` function: failures name ``exercise``; student functions run
+    as graphs (:func:`graph_mode`), and when the student had left eager execution on, a failure
+    also carries the M19 note."""
+    def decorate(check_fn):
+        @functools.wraps(check_fn)
+        def run_check(*args, **kwargs):
+            __tracebackhide__ = True
+            with graph_mode() as was_eager:
+                try:
+                    return check_fn(*args, **kwargs)
+                except CheckFailed as error:
+                    error.add_context(exercise=exercise, note=EAGER_NOTE if was_eager else None)
+                    raise
+        return run_check
+    return decorate
+
+
+# ----------------------------------------------------------------------------- tf.function
+
+def is_tf_function(fn) -> bool:
+    """True when ``fn`` is a ``tf.function`` (a decorated function or a bound decorated method)."""
+    return isinstance(fn, tf.types.experimental.PolymorphicFunction)
+
+
+def require_tf_function(fn, name: str, fix: str | None = None) -> None:
+    """Fail unless ``fn`` is a ``tf.function``: the exercise is about what happens in a graph.
+    ``fix`` says how to make one (default: decorate ``def name``)."""
+    __tracebackhide__ = True
+    if not is_tf_function(fn):
+        raise CheckFailed(f"{name} is not a tf.function (got {type(fn).__name__}), so it would "
+                          f"run eagerly and the check could not test graph mode.", None,
+                          fix or f"put @tf.function on the line above `def {name}`.") from None
+
+
+# ----------------------------------------------------------------------------- detectors
+# Each detector takes the exception and what was called ("sum_even (input [1, 2])") and returns
+# (mistake id or None, cause, fix) when it recognises the cause, else None.
+
+def _first_line(error: BaseException) -> str:
+    """The most useful line of a TensorFlow error message (the last non-empty one)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[-1] if lines else type(error).__name__
+
+
+def _not_answered(error, what):
+    if isinstance(error, NotImplementedError) and "symbolic" not in str(error):
+        return None, f"{what} is {NOT_ANSWERED[0]}", NOT_ANSWERED[1]
+
+
+def _non_persistent(error, what):
+    if isinstance(error, RuntimeError) and "non-persistent" in str(error):
+        return ("M04", f"{what} raised RuntimeError: a tape frees what it recorded after its "
+                f"first `gradient` call, and a second call was made on it.",
+                "create it with `tf.GradientTape(persistent=True)` when you need several "
+                "gradients from it (and `del tape` afterwards), or use one tape per gradient.")
+
+
+def _created_variable(error, what):
+    text = str(error)
+    if isinstance(error, ValueError) and ("singleton" in text or "non-first call" in text
+                                          or ("tf.Variable" in text and "tf.function" in text)):
+        return ("M07", f"{what} raised ValueError: a tf.function creates its variables only on "
+                f"its first call (TensorFlow: 'only supports singleton tf.Variables created on "
+                f"the first call'), and a tf.Variable (yours, or an optimizer's or metric's) is "
+                f"created inside the tf.function on a later call.",
+                "create variables, optimizers and metrics once, outside the tf.function (e.g. "
+                "in __init__ or before the loop), and only use or assign them inside.")
+
+
+def _python_if(error, what):
+    if isinstance(error, tf.errors.OperatorNotAllowedInGraphError):
+        return ("M09", f"{what} raised OperatorNotAllowedInGraphError: in a graph a tensor has "
+                f"no Python truth value, so `if tensor:` (or `while tensor:`) cannot run. "
+                f"AutoGraph converts such an `if` to tf.cond only when it is on (not "
+                f"autograph=False) and the condition is a tensor.",
+                "write tf.cond(pred, true_fn, false_fn) yourself, or let AutoGraph convert a "
+                "plain `if x > 0:`.")
+
+
+def _numpy_target(error, what):
+    if isinstance(error, AttributeError) and "'_id'" in str(error):
+        return ("M14", f"{what} raised AttributeError ({_first_line(error)}): the value given to "
+                f"tape.gradient is a NumPy value, not a tensor. The computation left TensorFlow "
+                f"(np.* functions or .numpy()) inside the tape, which cannot record NumPy.",
+                "use tf.* operations between the sources and the target (tf.reduce_sum, "
+                "tf.square, ...), and keep .numpy() for after the gradient.")
+
+
+def _symbolic_value(error, what):
+    text = str(error)
+    if ("'SymbolicTensor' object has no attribute 'numpy'" in text
+            or "Cannot convert a symbolic tf.Tensor" in text
+            or "Cannot convert a symbolic Keras" in text):
+        return ("M16", f"{what} failed while TensorFlow traced it ({_first_line(error)}): inside "
+                f"a tf.function tensors are symbolic, they have no value yet, so .numpy() and "
+                f"NumPy functions cannot run there.",
+                "use tf.* operations inside the tf.function (tf.reduce_sum, tf.square, ...); "
+                "wrap Python-only code in tf.py_function if you really need it.")
+
+
+def _python_list(error, what):
+    if type(error).__name__ == "InaccessibleTensorError" or "is out of scope" in str(error):
+        return ("M15", f"{what} raised InaccessibleTensorError: a tensor made inside a loop "
+                f"body of a tf.function is used after the loop. A Python list filled in a "
+                f"`for`/`while` over a tensor keeps tensors of the loop's own graph, which are "
+                f"out of scope outside it.",
+                "accumulate in a tf.TensorArray (ta = ta.write(i, value), then ta.stack()) or in "
+                "a tensor updated each iteration (total += item).")
+
+
+_XLA_OP = re.compile(r"on XLA_\w+: (\w+) \(")
+
+
+def _xla(error, what):
+    text = str(error)
+    if "XLA" in text and ("unsupported operations" in text or "tf2xla" in text):
+        match = _XLA_OP.search(text)
+        op = match.group(1) if match else "an operation"
+        kind = " with string outputs" if "DT_STRING" in text else ""
+        return ("M18", f"{what} raised InvalidArgumentError: jit_compile=True asks XLA to "
+                f"compile the whole function, and XLA cannot compile {op}{kind} (XLA has no "
+                f"kernels for tf.print or string operations).",
+                "remove jit_compile=True from this function; keep XLA for numeric code.")
+
+
+_DTYPES = re.compile(r"cannot compute (\w+) as input #\d+\(zero-based\) was expected to be a "
+                     r"(\w+) tensor but is a (\w+) tensor")
+
+
+def _mixed_dtypes(error, what):
+    match = _DTYPES.search(str(error))
+    if match:
+        op, want, got = match.groups()
+        return ("M20", f"{what} raised InvalidArgumentError: {op} got a {want} tensor and a "
+                f"{got} tensor. A tf.Variable or tf.constant made from a Python int (0, not "
+                f"0.0) is int32, and TensorFlow never converts dtypes silently.",
+                "write float literals (tf.Variable(0.0)) or give the dtype "
+                "(tf.Variable(0, dtype=tf.float32)).")
+
+
+#: Detectors tried in order on an exception from student code.
+DETECTORS = [_not_answered, _non_persistent, _created_variable, _python_if, _numpy_target,
+             _symbolic_value, _python_list, _xla, _mixed_dtypes]
+
+
+def diagnose(error: BaseException, what: str):
+    """``(mistake, cause, fix)`` for an exception of student code, from the first detector of
+    :data:`DETECTORS` that recognises it; None when none does."""
+    for detector in DETECTORS:
+        found = detector(error, what)
+        if found:
+            return found
+    return None
+
+
+def call(fn, *args, what: str, rerun=None, explain=None, **kwargs):
+    """Call the student's ``fn(*args, **kwargs)`` quietly and return its result.
+
+    Args:
+        fn: the student's function (eager or a tf.function).
+        what: how messages name the call, e.g. ``"square_grad (input 3.0)"``.
+        rerun: for code that takes gradients, a function of no arguments that runs the same
+            student code on a fresh problem; used by :func:`explain_missing_gradient` when the
+            optimizer got no gradients.
+        explain: an exercise's own detector, tried before the others: a function of the
+            exception returning ``(mistake, cause, fix)`` or None.
+    Raises:
+        CheckFailed: for every exception: a known cause is named (:data:`DETECTORS`; "No
+            gradients provided" through :func:`explain_missing_gradient`), anything else is
+            reported with its type and most useful line.
+    """
+    __tracebackhide__ = True
+    try:
+        with quiet_tensorflow():
+            return fn(*args, **kwargs)
+    except CheckFailed:
+        raise
+    except Exception as error:  # the student's code may raise anything
+        found = (explain(error) if explain else None) or diagnose(error, what)
+        if found is None and isinstance(error, ValueError) and "No gradients provided" in str(error):
+            found = no_gradient_failure(what, rerun)
+        if found is None:
+            found = (None, f"{what} raised {type(error).__name__}: {_first_line(error)}", None)
+        raise CheckFailed(found[1], found[0], found[2]) from None
+
+
+def no_gradient_failure(what: str, rerun=None):
+    """``(mistake, cause, fix)`` for an optimizer that got no gradient at all; the cause comes
+    from :func:`explain_missing_gradient` on ``rerun`` when it finds one."""
+    found = explain_missing_gradient(rerun) if rerun is not None else None
+    if found:
+        return found[0], f"{what}: the optimizer got no gradients. {found[1]}", found[2]
+    return (None, f"{what}: the optimizer got no gradients (tape.gradient returned None for "
+            f"every weight), so nothing on the tape links the weights to the loss.",
+            "compute the model's output and the loss inside the `with tf.GradientTape() as "
+            "tape:` block, with TensorFlow operations only.")
+
+
+# ----------------------------------------------------------------------------- missing gradients
+
+# Ops whose gradient is None, as TensorFlow registers them (a Cast counts when it casts to a
+# non-float dtype).
+_NO_GRADIENT_OPS = {"Round", "Rint", "Floor", "Ceil", "ArgMax", "ArgMin", "Equal", "NotEqual",
+                    "Greater", "GreaterEqual", "Less", "LessEqual", "TopKV2"}
+_OP_NAMES = {"Round": "tf.round", "Rint": "tf.math.rint", "Floor": "tf.floor", "Ceil": "tf.math.ceil",
+             "ArgMax": "tf.argmax", "ArgMin": "tf.argmin", "Cast": "a cast to an integer dtype"}
+
+
+@contextlib.contextmanager
+def _recording_gradient_calls():
+    """Record ``(target, sources, result)`` of every ``GradientTape.gradient`` call in the block
+    (the method is wrapped for the block only)."""
+    calls = []
+    original = tf.GradientTape.gradient
+
+    def gradient(tape, target, sources, *args, **kwargs):
+        result = original(tape, target, sources, *args, **kwargs)
+        calls.append((target, sources, result))
+        return result
+
+    tf.GradientTape.gradient = gradient
+    try:
+        yield calls
+    finally:
+        tf.GradientTape.gradient = original
+
+
+def _ancestors(tensor) -> list:
+    """The ops that ``tensor`` is computed from (its own op included), within its graph."""
+    seen, stack, ops = set(), [tensor.op], []
+    while stack:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        ops.append(op)
+        stack.extend(t.op for t in op.inputs)
+    return ops
+
+
+def _reads_weights(op) -> bool:
+    return any(a.type in ("ReadVariableOp", "ResourceGather", "Placeholder")
+               and (a.type != "Placeholder" or a.outputs[0].dtype == tf.resource)
+               for a in _ancestors(op.outputs[0])) if op.outputs else False
+
+
+def _cuts_gradient(op) -> bool:
+    if op.type == "Cast":
+        return not tf.as_dtype(op.get_attr("DstT")).is_floating
+    return op.type in _NO_GRADIENT_OPS or op.type == "StopGradient"
+
+
+def explain_missing_gradient(run):
+    """Why ``tape.gradient`` gives None, found by experiment.
+
+    Args:
+        run: a function of no arguments that runs the student's code once, on a fresh problem
+            (new weights and optimizer), calling ``tape.gradient`` somewhere.
+    Returns:
+        ``(mistake, cause, fix)``: M13 for a ``tf.stop_gradient``, M12 for an op without a
+        gradient (naming it), M14 for NumPy on a tensor inside the tape, M05 when the target
+        depends on the weights but the tape did not record it; None when the experiment shows
+        nothing (the caller then gives its own message).
+    """
+    with graph_mode(), quiet_tensorflow(), _recording_gradient_calls() as calls:
+        try:
+            tf.function(lambda: (run(), None)[1])()
+        except Exception as error:  # the trace stops at the student's first failing line
+            if _symbolic_value(error, "") and not calls:
+                return ("M14", "The computation left TensorFlow inside the tape (np.* functions "
+                        "or .numpy() on tensors), so the tape could not record it.",
+                        "use tf.* operations between the weights and the loss (tf.square, "
+                        "tf.reduce_mean, ...).")
+    for target, _, result in calls:
+        results = result if isinstance(result, (list, tuple)) else [result]
+        if not any(r is None for r in results) or not hasattr(target, "graph"):
+            continue
+        cut = [op for op in _ancestors(target) if _cuts_gradient(op) and _reads_weights(op)]
+        stops = [op for op in cut if op.type == "StopGradient"]
+        if stops:
+            return ("M13", "The path from the weights to the loss goes through tf.stop_gradient, "
+                    "which blocks the gradient on purpose: every weight before it gets None.",
+                    "remove tf.stop_gradient around the model's output.")
+        if cut:
+            name = _OP_NAMES.get(cut[0].type, f"the op {cut[0].type}")
+            return ("M12", f"The loss is computed through {name} ({cut[0].type}), an operation "
+                    f"without a gradient: its output is piecewise constant, so no gradient flows "
+                    f"back to the weights.",
+                    "compute the loss from the model's float outputs with differentiable "
+                    "operations; round, argmax or cast only to report results, outside the loss.")
+        if _reads_weights(target.op):
+            return ("M05", "The loss depends on the weights, but the tape did not record it: it "
+                    "was computed after the `with tf.GradientTape() as tape:` block closed.",
+                    "compute the model's output and the loss inside the `with` block "
+                    "(indented under it), and call tape.gradient after it.")
+    return None
