@@ -4,9 +4,11 @@
 # changes no environment variable, so students' kernels never run in grading mode.
 from traitlets.config import Application
 
+from autograder.grading.exchange import configure_exchange
 from autograder.grading.settings import configure, put_scripts_on_path
 
 c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
 configure(c)
+configure_exchange(c)  # the exchange: $COURSE_EXCHANGE, else nbgrader's default folder
 if Application.initialized() and type(Application.instance()).__module__.startswith("nbgrader."):
     put_scripts_on_path()  # an `nbgrader` command (not a Jupyter server): it runs alembic
