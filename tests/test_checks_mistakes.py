@@ -1,0 +1,77 @@
+"""The course's catalogue of mistakes (autograder.checks.mistakes) is in step with the code, and a
+failed check reads well where students and instructors see it: one wrapped message that names the
+exercise and the mistake, the fix on its own line, shown alone (no frames) by IPython."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import tensorflow as tf
+
+from autograder.checks import tapes
+from autograder.checks.compare import WIDTH, CheckFailed
+from autograder.checks.mistakes import MISTAKES, PIPELINE
+from tests.expect import fails_with
+
+ROOT = Path(__file__).resolve().parents[1]
+CHECKS = ROOT / "autograder" / "checks"
+
+
+def _ids(paths, letter):
+    found = set()
+    for path in paths:
+        found |= set(re.findall(rf"\b{letter}\d\d\b", path.read_text()))
+    return found
+
+
+def test_every_mistake_the_checks_name_is_in_the_catalogue_and_back():
+    code = [p for p in CHECKS.glob("*.py") if p.name != "mistakes.py"]
+    assert _ids(code, "M") == set(MISTAKES)
+
+
+def test_every_pipeline_case_the_project_cites_is_in_the_catalogue():
+    cited = _ids([p for p in (ROOT / "autograder").rglob("*.py") if p.name != "mistakes.py"]
+                 + list((ROOT / "tests").glob("*.py")) + [ROOT / "README.md"], "G")
+    assert cited <= set(PIPELINE) == {f"G{i:02d}" for i in range(1, 18)}
+
+
+def square_grad_unwatched(x):
+    x = tf.constant(x, dtype=tf.float32)
+    with tf.GradientTape() as tape:
+        y = x * x
+    return tape.gradient(y, x)
+
+
+def test_message_names_mistake_and_exercise_first_and_the_fix_on_its_own_line():
+    error = fails_with(tapes.check_square_grad, square_grad_unwatched, "M01")
+    lines = str(error).splitlines()
+    assert lines[0].startswith("[M01: unwatched tf.constant] square_grad (input 3.0)")
+    assert [line for line in lines if line.startswith("Fix: ")] == [
+        "Fix: call `tape.watch(x)` inside the `with tf.GradientTape() as tape:` block,"]
+    assert max(map(len, lines)) <= WIDTH
+
+
+def test_a_message_that_does_not_name_its_exercise_gets_it_in_front():
+    def blank(a, b):
+        raise NotImplementedError()
+    error = fails_with(tapes.check_product_grads, blank, None, "not written yet")
+    assert str(error).startswith("product_grads (input")
+    error = CheckFailed("grad_z has the wrong shape.", exercise="graph_backward_numpy")
+    assert str(error) == "graph_backward_numpy: grad_z has the wrong shape."
+
+
+def test_ipython_shows_only_the_message(capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    result = shell.run_cell(
+        "from autograder.checks import tapes\n"
+        "def square_grad(x):\n"
+        "    raise NotImplementedError()\n"
+        "tapes.check_square_grad(square_grad)\n")
+    shown = capsys.readouterr().out
+    assert isinstance(result.error_in_exec, CheckFailed)  # still an error: nbgrader scores 0
+    assert "square_grad (input 3.0) is not written yet" in shown
+    assert "Fix: replace `raise NotImplementedError()`" in shown
+    for noise in ("Traceback", "File ", "autograder/checks", "During handling"):
+        assert noise not in shown
