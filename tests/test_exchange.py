@@ -183,3 +183,13 @@ def test_exchange_modes_let_students_in_and_keep_submissions_private(round_trip)
     assert (course / "feedback").stat().st_mode & 0o777 == 0o711   # no listing
     for page in (course / "feedback").iterdir():
         assert page.stat().st_mode & 0o004, f"{page} is not readable by students"
+
+
+def test_exchange_course_id_is_the_gradebooks():
+    from traitlets.config import Config
+
+    from autograder.grading.settings import configure
+
+    c = Config()
+    configure(c, sandbox=False)
+    assert c.CourseDirectory.course_id == COURSE_ID

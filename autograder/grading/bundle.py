@@ -73,8 +73,8 @@ notebook runs in minutes, and the GPU parts say so and skip.
 **Conda.** `conda env create -f environment.yml && conda activate {env}` (then, for a GPU,
 `pip install ".[gpu]"`).
 
-The notebooks import `utils` and `autograder.checks` from this install: after moving this folder,
-or after your instructor sends a new version, run the install command again.
+The notebooks import `utils` and `autograder.checks` from this install, not from this folder:
+when your instructor sends a new version, run the install command again in the new folder.
 
 ## Work
 
