@@ -218,3 +218,11 @@ def test_bundle_installs_in_a_fresh_venv_and_runs_a_notebook_check(bundle, tmp_p
     assert Path(prefix) == venv
     assert Path(checks_file).is_relative_to(site) and Path(utils_file).is_relative_to(site)
     assert grading == "None"
+
+
+def test_course_bundle_command_writes_the_archive(tmp_path, capsys):
+    from autograder.cli import main
+
+    assert main(["bundle", "--out", str(tmp_path)]) == 0
+    [archive] = tmp_path.glob("*.zip")
+    assert f"wrote {archive}" in capsys.readouterr().out
