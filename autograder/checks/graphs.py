@@ -3,10 +3,11 @@ checks of 04 share.
 
 Graph-aware means: a decorated function is called as a graph, more than once, on inputs that
 reach every branch; traces are counted; ``tf.print`` output is captured at the file-descriptor
-level (:mod:`autograder.checks.capture`); the exceptions TensorFlow raises for known mistakes are
-caught and named (M07 ``ValueError`` for a ``tf.Variable`` created in a ``tf.function``, M09
-``OperatorNotAllowedInGraphError`` for a Python ``if`` on a tensor without AutoGraph). Some
-mistakes only show in graph mode, which is why the checks never settle for one eager call.
+level (:mod:`autograder.checks.capture`); student code is called through
+:mod:`autograder.checks.harness`, which names the exceptions TensorFlow raises for known mistakes
+(M07, M09, M15, M16, M18, ...) and runs every check as graphs even when
+``run_functions_eagerly(True)`` was left on (M19). Some mistakes only show in graph mode, which is
+why the checks never settle for one eager call. No traced function is kept between calls.
 Reference values come from NumPy and analytic derivatives.
 """
 from __future__ import annotations

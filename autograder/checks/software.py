@@ -143,8 +143,9 @@ def check_graph_backward_tape(fn, cases=None, hidden=False):
         fn: the student's function; inputs are float32 ``tf.constant`` tensors of shape ``(N, D)``.
         cases: list of ``(x, y, z)`` tuples of tensors; default one ``3 x 4`` case.
     Mistakes named: M01 (constants never watched: gradients ``None``, but a call with
-    ``tf.Variable`` inputs works), M05 (``None`` even for variables: ``c`` computed outside the
-    tape's ``with`` block, or outside TensorFlow).
+    ``tf.Variable`` inputs works); ``None`` even for variables, the cause found by re-tracing:
+    M05 (``c`` computed outside the tape's ``with`` block), M12, M13; M14 (NumPy inside the
+    tape, e.g. ``np.sum``).
     """
     __tracebackhide__ = True
     cases = _tape_cases() if cases is None else cases
