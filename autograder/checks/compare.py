@@ -63,7 +63,8 @@ class CheckFailed(AssertionError):
     def _render_traceback_(self) -> list[str]:
         """What IPython shows for this error: the message alone (no frames, no chained errors).
         The output is still an error output, so nbgrader scores the cell 0."""
-        return [f"\x1b[1;31m\u2718 {self.exercise or 'check'} failed\x1b[0m", *str(self).splitlines()]
+        first, *rest = str(self).splitlines()
+        return [f"\x1b[1;31m{first}\x1b[0m", *rest]
 
 
 def fail(message: str, mistake: str | None = None, fix: str | None = None):
