@@ -1,0 +1,39 @@
+# based on: solutions
+# alt1_variables: correct answers written differently from the solution (tf.Variable instead of
+# watch, tf.square, tuples); full marks expected.
+
+# %% grads_from_one_tape
+def grads_from_one_tape(x):
+    x = tf.Variable(x, dtype=tf.float32)
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.square(x)
+        z = tf.square(y)
+    dz_dx, dy_dx = tape.gradient(z, x), tape.gradient(y, x)
+    del tape
+    return dz_dx, dy_dx
+
+# %% second_derivative
+def second_derivative(f, x):
+    v = tf.Variable(x)
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            y = f(v)
+        dy_dx = inner.gradient(y, v)
+    return dy_dx, outer.gradient(dy_dx, v)
+
+# %% product_grads
+def product_grads(a, b):
+    with tf.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch([a, b])
+        y = tf.multiply(a, b)
+    dy_da, dy_db = tape.gradient(y, [a, b])
+    return [dy_da, dy_db]
+
+# %% hessian
+def hessian(f, x):
+    v = tf.Variable(x)
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            y = f(v)
+        grad = inner.gradient(y, v)
+    return outer.jacobian(grad, v)

@@ -1,0 +1,55 @@
+# based on: solutions
+# alt1_variables: correct answers written differently from the solution (one return after the
+# if, a while loop with a dynamic TensorArray, TensorFlow comparison of strings); full marks
+# expected.
+
+# %% classify
+@tf.function
+def classify(x):
+    if x > 0:
+        word = "positive"
+    elif x < 0:
+        word = "negative"
+    else:
+        word = "zero"
+    return word
+
+# %% tanh_loop
+@tf.function
+def tanh_loop(x):
+    while tf.math.reduce_sum(x) > 1.0:
+        x = tf.math.tanh(x)
+        tf.print(x, output_stream=sys.stdout)
+    return x
+
+# %% fizzbuzz
+@tf.function
+def fizzbuzz(n):
+    words = tf.TensorArray(tf.string, size=0, dynamic_size=True)
+    i = tf.constant(1)
+    while i <= n:
+        if i % 3 == 0 and i % 5 == 0:
+            word = tf.constant("FizzBuzz")
+        elif i % 3 == 0:
+            word = tf.constant("Fizz")
+        elif i % 5 == 0:
+            word = tf.constant("Buzz")
+        else:
+            word = tf.strings.as_string(i)
+        words = words.write(i - 1, word)
+        i += 1
+    return words.stack()
+
+# %% count_word
+def count_word(labels, word):
+    return int(tf.reduce_sum(tf.cast(tf.equal(labels, word), tf.int32)))
+
+# %% sum_even
+@tf.function
+def sum_even(items):
+    total = tf.constant(0, dtype=tf.int32)
+    for item in items:
+        if tf.math.floormod(item, 2) == 1:
+            continue
+        total = total + item
+    return total

@@ -1,0 +1,50 @@
+# based on: solutions
+# alt2_tf_math: correct answers written differently from the solution (tape.jacobian, tf.pow, a
+# persistent outer tape, a dict of sources, watch in a loop); full marks expected.
+
+# %% grads_from_one_tape
+def grads_from_one_tape(x):
+    x = tf.convert_to_tensor(x, dtype=tf.float32)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = tf.pow(x, 2)
+        z = tf.pow(y, 2)
+    dz_dx = tape.jacobian(z, x)
+    dy_dx = tape.jacobian(y, x)
+    del tape
+    return dz_dx, dy_dx
+
+# %% second_derivative
+def second_derivative(f, x):
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        dy_dx = inner.gradient(y, x)
+    d2y_dx2 = outer.gradient(dy_dx, x)
+    del outer
+    return dy_dx, d2y_dx2
+
+# %% product_grads
+def product_grads(a, b):
+    with tf.GradientTape(watch_accessed_variables=False) as tape:
+        for variable in (a, b):
+            tape.watch(variable)
+        y = a * b
+    grads = tape.gradient(y, {"a": a, "b": b})
+    return grads["a"], grads["b"]
+
+# %% hessian
+def hessian(f, x):
+    n = x.shape[0]
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        grad = inner.gradient(y, x)
+        entries = [grad[i] for i in range(n)]
+    rows = [outer.gradient(entry, x) for entry in entries]
+    del outer
+    return tf.stack(rows)

@@ -1,0 +1,49 @@
+# based on: solutions
+# alt2_tf_math: correct answers written differently from the solution (tf.math comparisons,
+# a hand-written tf.while_loop, vectorized tf.where, NumPy on the bytes); full marks expected.
+
+# %% classify
+@tf.function
+def classify(x):
+    if tf.math.greater(x, 0.0):
+        return tf.constant("positive")
+    elif tf.math.less(x, 0.0):
+        return tf.constant("negative")
+    else:
+        return tf.constant("zero")
+
+# %% tanh_loop
+@tf.function
+def tanh_loop(x):
+    def keep_going(x):
+        return tf.reduce_sum(x) > 1
+
+    def step(x):
+        x = tf.tanh(x)
+        tf.print(x, output_stream=sys.stdout)
+        return (x,)
+
+    return tf.while_loop(keep_going, step, (x,))[0]
+
+# %% fizzbuzz
+@tf.function
+def fizzbuzz(n):
+    i = tf.range(1, n + 1)
+    numbers = tf.strings.as_string(i)
+    return tf.where(i % 15 == 0, "FizzBuzz",
+                    tf.where(i % 3 == 0, "Fizz", tf.where(i % 5 == 0, "Buzz", numbers)))
+
+# %% count_word
+def count_word(labels, word):
+    return int(np.count_nonzero(labels.numpy() == word.encode("utf-8")))
+
+# %% sum_even
+@tf.function
+def sum_even(items):
+    def body(i, total):
+        item = items[i]
+        return i + 1, total + tf.where(item % 2 == 0, item, 0)
+
+    _, total = tf.while_loop(lambda i, total: i < tf.size(items), body,
+                             (tf.constant(0), tf.constant(0)))
+    return total
