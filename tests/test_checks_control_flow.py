@@ -1,5 +1,6 @@
-"""The checks of 04 (control flow): correct implementations pass, known-wrong ones fail with the
-id of STUDENT_MISTAKES.md and a message that names the cause. Real TensorFlow, graph mode."""
+"""The checks of 04 (control flow): correct implementations pass, known-wrong ones fail with the id of
+the course catalogue (autograder/checks/mistakes.py) and a message that names the cause. Real
+TensorFlow, graph mode."""
 import sys
 
 import tensorflow as tf

@@ -1,5 +1,6 @@
-"""The checks of 03 (tf.function and AutoGraph): correct implementations pass, known-wrong ones
-fail with the id of STUDENT_MISTAKES.md and a message that names the cause. Real TensorFlow."""
+"""The checks of 03 (tf.function and AutoGraph): correct implementations pass, known-wrong ones fail
+with the id of the course catalogue (autograder/checks/mistakes.py) and a message that names the
+cause. Real TensorFlow."""
 import logging
 import sys
 

@@ -1,6 +1,7 @@
 """The checks of assignments 01 and 02 (autograder.checks.tapes) against right and known-wrong
-implementations: each right one passes, each wrong one fails with the mistake id of
-STUDENT_MISTAKES.md and a message that names the cause. Real TensorFlow, no mocks."""
+implementations: each right one passes, each wrong one fails with the mistake id of the course
+catalogue (autograder/checks/mistakes.py) and a message that names the cause. Real TensorFlow, no
+mocks."""
 from __future__ import annotations
 
 import numpy as np
