@@ -5,6 +5,7 @@
     course grade SUBMITTED_DIR [--out DIR]     autograde a class: gradebook, CSV, feedback, table
     course demo [--out DIR]                    release, grade a sample class built in DIR/submitted
     course bundle [--out DIR]                  the student archive: release, utils, visible checks
+    course formgrader DIR [LAB_OPTION ...]     JupyterLab's formgrader on the class graded into DIR
 """
 from __future__ import annotations
 
@@ -28,6 +29,12 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("bundle", help="write the student archive: notebooks/, utils, the visible "
                                       "checks and install files, nothing else")
     p.add_argument("--out", type=Path, default=Path("dist"), help="output folder (default: ./dist)")
+
+    p = sub.add_parser("formgrader", help="open nbgrader's formgrader in JupyterLab on a class "
+                                          "graded with 'course grade --out DIR'")
+    p.add_argument("out", type=Path, help="the output folder of 'course grade'")
+    p.add_argument("lab_options", nargs=argparse.REMAINDER,
+                   help="more 'jupyter lab' options, e.g. --port 8889 --no-browser")
 
     for name, text in (("grade", "autograde a folder of submissions"),
                        ("demo", "release, build the sample class of tests/samples in "
@@ -68,6 +75,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "bundle":
         return bundle(args)
+    if args.command == "formgrader":
+        from .grading.formgrader import open_formgrader
+
+        try:
+            open_formgrader(args.out, args.lab_options)  # returns only on failure
+        except FileNotFoundError as error:
+            print(f"course formgrader: {error}", file=sys.stderr)
+        return 2
     from .grading import release
 
     if args.command == "release":
@@ -133,6 +148,10 @@ def grade(args) -> int:
                  "pass_rates.png", "feedback/", "gradebook.db"):
         if (run.out / name.rstrip("/")).exists():
             print(f"  {run.out / name}")
+    if args.db_url is None:
+        from .grading.formgrader import formgrader_command
+
+        print(f"Open the formgrader on this class: {formgrader_command(args.out)}")
     attention = attention_lines(run.grades)
     if run.failures:
         attention += ["Failed for the whole run:"] + [f"  {f}" for f in run.failures]

@@ -122,3 +122,13 @@ def test_plots_return_figures(splits):
     assert len(fig.axes) == 4
     fig = data.plot_history({"loss": [1.0, 0.5], "val_loss": [1.1, 0.7], "accuracy": [0.5, 0.8]})
     assert len(fig.axes) == 2
+
+
+def test_setup_ends_with_one_line_naming_tensorflow_and_its_device():
+    import tensorflow as tf
+
+    from utils.notebook import ready_line
+
+    line = ready_line()
+    assert "\n" not in line and tf.__version__ in line
+    assert "the CPU (" in line or "the GPU /GPU:0" in line

@@ -37,14 +37,35 @@ def import_tensorflow_quietly() -> None:
 
 
 def setup_notebook(seed: int = 0) -> None:
-    """Make a notebook deterministic and quiet.
+    """Make a notebook deterministic and quiet, then say in one line what it runs on.
 
     Seeds Python's ``random``, NumPy and TensorFlow with ``seed`` (``tf.keras.utils.set_random_seed``),
     and sets TensorFlow's Python logger to ERROR so that warnings do not land on stderr (which
-    nbgrader would score as a failure in a test cell).
+    nbgrader would score as a failure in a test cell). Prints :func:`ready_line`, so the first
+    cell, which waits for TensorFlow's import, ends with a sign of life.
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")
     tf.keras.utils.set_random_seed(seed)
+    print(ready_line())
+
+
+def ready_line() -> str:
+    """One line: TensorFlow's version and the device it places operations on by default, e.g.
+    ``TensorFlow 2.21.0 is ready; it will run on the CPU (2 cores).`` or
+    ``TensorFlow 2.21.0 is ready; it will run on the GPU /GPU:0 (NVIDIA H200).``"""
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        try:
+            name = tf.config.experimental.get_device_details(gpus[0]).get("device_name")
+        except Exception:  # depends on the driver
+            name = None
+        device = "the GPU /GPU:0" + (f" ({name})" if name else "")
+    else:
+        cores = os.cpu_count() or 1
+        device = f"the CPU ({cores} core{'s' if cores != 1 else ''})"
+    return f"TensorFlow {tf.__version__} is ready; it will run on {device}."

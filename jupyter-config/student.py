@@ -1,0 +1,34 @@
+# JupyterLab for students: nbgrader's instructor tools hidden (Formgrader, Create Assignment);
+# Validate stays. Assignment List and Courses stay only where nbgrader's exchange exists (a shared
+# server or JupyterHub; see autograder/grading/exchange.py): on a laptop they only show errors.
+#   .venv/bin/jupyter lab --config=jupyter-config/student.py notebooks/
+import os
+
+c = get_config()  # noqa: F821 (provided by Jupyter when it loads this file)
+
+exchange = os.path.isdir(os.environ.get("COURSE_EXCHANGE", "/usr/local/share/nbgrader/exchange"))
+
+# Server side: the extensions' handlers are not loaded at all.
+c.ServerApp.jpserver_extensions = {
+    "nbgrader.server_extensions.formgrader": False,
+    "nbgrader.server_extensions.assignment_list": exchange,
+    "nbgrader.server_extensions.course_list": False,
+    "nbgrader.server_extensions.validate_assignment": True,
+}
+
+# Browser side: the same plugins left out of the page, as `jupyter labextension disable` would,
+# but for this server only (the environment stays as nbgrader installed it, for instructors).
+HIDDEN_PLUGINS = {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+                  "@jupyter/nbgrader:course-list"}
+if not exchange:  # the Nbgrader menu would hold only these
+    HIDDEN_PLUGINS |= {"@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:menu"}
+
+
+def hide_instructor_plugins(handler, page_config):
+    """JupyterLab's page-config hook: add the plugins above to ``disabledExtensions``."""
+    disabled = set(page_config.get("disabledExtensions") or [])
+    page_config["disabledExtensions"] = sorted(disabled | HIDDEN_PLUGINS)
+    return page_config
+
+
+c.ServerApp.tornado_settings = {"page_config_hook": hide_instructor_plugins}
