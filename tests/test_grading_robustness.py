@@ -226,3 +226,27 @@ def test_run_without_the_sandbox_says_so_in_the_table_and_the_summary(tmp_path):
     assert "NOT SANDBOXED" in stdout and "NOT SANDBOXED" in (out / "summary.txt").read_text()
     with open(out / "scores_by_exercise.csv") as handle:
         assert sum(float(r["score"]) for r in csv.DictReader(handle)) == 3
+
+
+def test_worker_lost_mid_job_has_its_job_rescheduled_and_grades_stay_the_same(tmp_path):
+    import psutil
+
+    students = ["full", "g04_edited_locked", "g06_unknown_kernel", "g09_noisy_values"]
+    submitted, out = _subset(tmp_path, students), tmp_path / "out"
+    proc = _course_grade(submitted, out, "--workers", "2", "--force")
+    cli = psutil.Process(proc.pid)
+    killed, deadline = None, time.monotonic() + 600
+    while killed is None and time.monotonic() < deadline and proc.poll() is None:
+        # a Dask worker process that is grading: it has a kernel (its child) running
+        for worker in cli.children():
+            if worker.children(recursive=True):
+                worker.kill()
+                killed = worker.pid
+                break
+        time.sleep(0.2)
+    stdout = proc.communicate(timeout=900)[0]
+    assert killed is not None, stdout
+    assert proc.returncode == 0, stdout
+    assert _submission_rows(out / "gradebook.db") == [
+        ("full", 3, 3.0), ("g04_edited_locked", 3, 2.0), ("g06_unknown_kernel", 3, 3.0),
+        ("g09_noisy_values", 3, 3.0)]

@@ -114,6 +114,77 @@ get_ipython().ast_transformers.append(EverythingPasses())
         "exception_handler": """
 get_ipython().set_custom_exc((Exception,), lambda *args, **kwargs: None)
 """,
+        # Routes a red-team session found past the first defences.
+        "display_result": """
+from sys import displayhook as _dh
+
+def square_grad(x):
+    _dh("ok")
+""",
+        "shell_class": """
+ip = exit._ip
+S = type(ip)
+_orig = S.run_code
+
+async def _rc(self, code_obj, result=None, *, async_=False):
+    await _orig(self, code_obj, None, async_=async_)
+    return False
+
+S.run_code = _rc
+S.showtraceback = lambda self, *a, **k: None
+
+def square_grad(x):
+    return None
+""",
+        "wrapped_checks": """
+import functools as ft
+c = checks
+orig = c.check_square_grad
+
+def fake(*a, **k):
+    print("passed")
+
+ft.update_wrapper(fake, orig)
+c.__setattr__("check_square_grad", fake)
+""",
+        "fake_module": """
+import types as T
+from sys import modules as M
+fake = T.ModuleType("autograder.checks.zz")
+fake.__file__ = "/dev/null"
+fake.__setattr__("check_square_grad", lambda *a, **k: None)
+M["autograder.checks.zz"] = fake
+for checks in [fake]:
+    pass
+""",
+        "helpers_of_checks": """
+c = checks
+c.assert_close = lambda *a, **k: None
+c.fail = lambda *a, **k: None
+
+def square_grad(x):
+    return tf.constant(0.0)
+""",
+        "history": """
+def square_grad(x):
+    for source in In:
+        print(source)
+    return 2 * x
+""",
+        "shared_memory": """
+import numpy
+try:
+    numpy.ones(2**27).tofile("/dev/shm/big")
+except OSError as error:
+    print(error)
+""",
+        "flood": """
+display({"text/plain": "A" * 30_000_000}, raw=True)
+""",
+        "terminal_escapes": """
+def square_grad(x):
+    raise ValueError("\x1b[2J\x1b[3J\x1b[H all clear")
+""",
     }
 
 
@@ -137,10 +208,15 @@ def graded(tmp_path_factory):
         first = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
         first.source = code.strip()
         notebooks[student] = nb
+    notebooks["bad\udcffname"] = full  # a folder name that is not UTF-8
     for student, nb in notebooks.items():
         path = submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         path.parent.mkdir(parents=True)
         nbformat.write(nb, path)
+    linked = submitted / "symlinks" / ASSIGNMENT
+    linked.mkdir(parents=True)
+    (linked / f"{ASSIGNMENT}.ipynb").symlink_to(GUARDED[1])  # the solutions, hidden tests and all
+    (linked / "notes.txt").symlink_to(GUARDED[1])
     before = _hashes(submitted)
     guarded = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in GUARDED}
     import nbgrader.preprocessors.saveautogrades as save
@@ -182,7 +258,9 @@ def test_innocent_full_submission_keeps_full_marks_unflagged(graded):
 
 
 @pytest.mark.parametrize("student", ["run_solutions", "read_hidden_tests", "rewrite_checks",
-                                     "edit_gradebook", "overwrite_others", "network", "linger"])
+                                     "edit_gradebook", "overwrite_others", "network", "linger",
+                                     "display_result", "shared_memory", "flood", "symlinks",
+                                     "terminal_escapes"])
 def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     assert _score(graded["by"][student]) == 0, graded["by"][student]
 
@@ -193,10 +271,20 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     ("ast_transformer", 10, "uses .ast_transformers"),
     ("ast_transformer", 10, "an IPython AST transformer was changed while cell"),
     ("exception_handler", 0, "a custom exception handler was changed while cell"),
+    ("display_result", 0, "imports displayhook from sys"),
+    ("shell_class", None, "a method of the IPython shell or the kernel was changed while cell"),
+    ("shell_class", None, "uses exit"),
+    ("wrapped_checks", None, "calls update_wrapper"),
+    ("wrapped_checks", None, "an attribute of a check module or of a module it uses was changed"),
+    ("fake_module", None, "rebinds checks"),
+    ("fake_module", None, "the name 'checks' no longer refers to the course's check module"),
+    ("helpers_of_checks", None, "an attribute of a check module or of a module it uses was changed"),
+    ("history", None, "uses In"),
 ])
 def test_probe_in_its_own_interpreter_is_flagged_for_review_with_the_reason(graded, student, points, flag):
     rows = graded["by"][student]
-    assert _score(rows) == points and flag in _review(rows), _review(rows)
+    assert points is None or _score(rows) == points, rows
+    assert flag in _review(rows), _review(rows)
     assert f"{student} / {ASSIGNMENT}: " in (graded["out"] / "summary.txt").read_text()
 
 
@@ -204,6 +292,25 @@ def test_no_probe_harms_anyone_or_anything(graded):
     assert graded["unchanged"]  # submissions, checks, solutions, nbgrader's code
     assert not graded["connected"] and graded["left"] == ""
     assert _score(graded["by"]["ada_full"]) == 10  # the gradebook edit did not land
+
+
+def test_symbolic_links_are_never_followed(graded):
+    [row] = {r["problem"] for r in graded["by"]["symlinks"]}
+    assert "a symbolic link, not a file" in row
+    assert not list((graded["out"] / "feedback").rglob("notes.txt"))
+
+
+def test_huge_display_output_is_cut_before_it_reaches_any_file(graded):
+    out = graded["out"]
+    for path in [*(out / "autograded" / "flood").rglob("*"), *(out / "feedback" / "flood").rglob("*")]:
+        assert path.is_dir() or path.stat().st_size < 5_000_000, path
+
+
+def test_odd_names_and_terminal_escapes_reach_the_reports_escaped(graded):
+    summary = (graded["out"] / "summary.txt").read_text()
+    assert "bad\\xffname" in summary and "\x1b" not in summary
+    assert "\x1b" not in graded["proc"].stdout
+    assert "\\x1b[2J" in graded["by"]["terminal_escapes"][0]["message"]
 
 
 def test_hidden_tests_reach_no_output_and_no_feedback(graded):

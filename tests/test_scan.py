@@ -10,7 +10,8 @@ from autograder.grading.samples import build_sample_class
 from autograder.grading.scan import scan_notebook, scan_source
 
 ROOT = Path(__file__).resolve().parents[1]
-COURSE_NAMES = {"tf", "np", "plt", "checks", "utils"}
+COURSE_NAMES = {"tf": "tensorflow", "np": "numpy", "plt": "matplotlib.pyplot",
+                "checks": "autograder.checks.tapes", "utils": "utils"}
 
 
 @pytest.mark.parametrize("source,reason", [
@@ -37,6 +38,22 @@ COURSE_NAMES = {"tf", "np", "plt", "checks", "utils"}
     ("%env SECRET=1", "the magic %env"),
     ("import inspect\ninspect.currentframe().f_back.f_globals", "frames"),
     ("def f(:", "does not parse"),
+    # what a red-team session used to get past the scan
+    ("from sys import displayhook as _dh\ndef square_grad(x):\n    _dh('ok')", "imports displayhook from sys"),
+    ("ip = exit._ip\nS = type(ip)\nS.run_code = f", "uses exit"),
+    ("ip = exit._ip\nS = type(ip)\nS.run_code = f", "private attribute"),
+    ("type(get_ipython()).showtraceback = lambda *a: None", "changes type(get_ipython()).showtraceback"),
+    ("import functools as ft\nft.update_wrapper(fake, orig)", "a function disguised as another"),
+    ("c = checks\nc.__setattr__('check_x', fake)", "aliases checks"),
+    ("c = checks\nc.__setattr__('check_x', fake)", "uses .__setattr__"),
+    ("import types as T\nfrom sys import modules as M", "imports modules from sys"),
+    ("for checks in [fake]:\n    pass", "rebinds checks"),
+    ("with open_fake() as checks:\n    pass", "rebinds checks"),
+    ("if (checks := fake):\n    pass", "rebinds checks"),
+    ("import fake_module as checks", "rebinds checks"),
+    ("for src in In:\n    print(src)", "uses In"),
+    ("import os as q\nq.fork()", "uses q.fork"),
+    ("getattr(checks, 'check_' + name)", "getattr with a computed or private name"),
 ])
 def test_construct_no_exercise_needs_is_flagged_with_its_line(source, reason):
     flags = scan_source(source, COURSE_NAMES)

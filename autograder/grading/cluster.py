@@ -31,7 +31,7 @@ def default_workers() -> int:
 def dask_client(workers: int, scheduler: str | None = None) -> Iterator:
     """A ``distributed.Client``: connected to ``scheduler`` (an address such as
     ``tcp://10.0.0.5:8786``) when given, else to a new ``LocalCluster`` of ``workers`` worker
-    processes with one thread each, on this machine's loopback, without a dashboard."""
+    processes with one thread each, on this machine's loopback (its dashboard on a free port)."""
     import dask
     from distributed import Client, LocalCluster
 
@@ -41,7 +41,7 @@ def dask_client(workers: int, scheduler: str | None = None) -> Iterator:
                 yield client
             return
         with LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address=None, memory_limit=0,
+                          host="127.0.0.1", dashboard_address="127.0.0.1:0", memory_limit=0,
                           silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
             yield client
 

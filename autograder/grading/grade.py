@@ -41,8 +41,8 @@ from .release import release
 from .sandbox import SandboxUnavailable, sandbox_problem
 from .settings import CELL_TIMEOUT_S
 from .scan import scan_notebook
-from .submissions import (Submission, find_submissions, read_notebook, restored_cells, stage,
-                          unknown_folders)
+from .submissions import (Submission, find_submissions, printable, read_notebook,
+                          restored_cells, stage, unknown_folders)
 
 # Memory one grading worker and its kernel may map, in MiB (TensorFlow alone maps about 2 GiB of
 # address space on import; a student's runaway allocation stops here, not at the machine's end).
@@ -360,7 +360,8 @@ def failure_messages(path: Path) -> dict[str, str]:
                     text = f"{output.ename}: {output.evalue}".strip()
                     if output.ename == "NotImplementedError":  # the release's placeholder
                         text = "NotImplementedError: the exercise was not answered"
-                    messages[meta["grade_id"]] = text.splitlines()[0]
+                    # Escape control characters: a message can carry terminal escapes.
+                    messages[meta["grade_id"]] = printable(text.splitlines()[0])
                     break
     return messages
 

@@ -1,26 +1,54 @@
 """Kernel-side half of the integrity check (see :class:`~.preprocessors.GradingExecute`).
 
 This file is not imported by the grader: its source is sent to the grading kernel and run there,
-silently, before every cell, in a namespace of its own. ``probe(token)`` returns what changed in
-the interpreter since the last probe (IPython input and AST transformers, custom exception
-handlers, event hooks, excepthook/displayhook, trace functions, import hooks, builtins, IPython or
-kernel methods replaced on the instance) and whether the course's check modules still hold the
-code on disk. Student code runs in the same interpreter and could defeat this; it is evidence for
-review, never a score.
+silently, before every cell, in a namespace of its own. ``probe(token, checks_dir, graded)``
+returns what changed in the interpreter since the last probe and, before a graded cell, whether
+the course's check modules still hold the code on disk. What it watches:
+
+- IPython's input and AST transformers, custom exception handlers, event hooks, and every method
+  of the shell's and the kernel's classes (on the class and on the instance);
+- ``sys`` hooks (excepthook, displayhook, trace and profile functions, import hooks) and builtins;
+- every attribute of the check modules and of the modules they use (numpy, TensorFlow, ...), and
+  which module object ``sys.modules`` holds under each of those names;
+- the notebook's names bound to the course's modules and functions (``checks``, ``tf``, ...).
+
+Student code runs in the same interpreter and could defeat this; it is evidence for review, never
+a score.
 """
 import builtins
 import sys
+import types
 
 from IPython import get_ipython
+
+# Modules whose attributes are watched besides the check modules and those they use.
+WATCHED = ("IPython.core.interactiveshell", "ipykernel.ipkernel", "ipykernel.kernelbase",
+           "ipykernel.zmqshell", "ipykernel.displayhook", "builtins")
 
 
 def _ids(items):
     return [id(item) for item in items]
 
 
+def _course_modules():
+    """Names of the check modules, and of every module they hold as an attribute."""
+    names = {n for n, m in list(sys.modules.items()) if m is not None and n.startswith("autograder.checks")}
+    for name in list(names):
+        for value in list(vars(sys.modules[name]).values()):
+            if isinstance(value, types.ModuleType):
+                names.add(value.__name__)
+    return names | {n for n in WATCHED if n in sys.modules}
+
+
 def _state():
     ip = get_ipython()
     kernel = getattr(ip, "kernel", None)
+    classes = [c for obj in (ip, kernel) if obj is not None for c in type(obj).__mro__ if c is not object]
+    modules = _course_modules()
+    course_values = {name: id(value) for name, value in ip.user_ns.items()
+                     if isinstance(value, types.ModuleType) and value.__name__ in modules
+                     or getattr(value, "__module__", None) and
+                     str(getattr(value, "__module__", "")).startswith(("autograder.", "utils"))}
 
     def shadowed(obj):  # methods of the class replaced by attributes of the instance
         return sorted(k for k, v in vars(obj).items() if callable(v) and callable(getattr(type(obj), k, None)))
@@ -33,65 +61,91 @@ def _state():
         "sys.excepthook or sys.displayhook": _ids([sys.excepthook, sys.displayhook]),
         "a trace or profile function": _ids([sys.gettrace(), sys.getprofile()]),
         "an import hook": _ids(sys.meta_path) + _ids(sys.path_hooks),
-        "a builtin": sorted((k, id(v)) for k, v in vars(builtins).items() if not k.startswith("_grader")),
-        "a method of the IPython shell": shadowed(ip),
-        "a method of the kernel": shadowed(kernel) if kernel is not None else [],
+        "a method of the IPython shell or the kernel":
+            [shadowed(ip), shadowed(kernel) if kernel is not None else []] +
+            [(c.__qualname__, sorted((k, id(v)) for k, v in vars(c).items())) for c in classes],
         "a kernel message handler": sorted(
             (k, getattr(getattr(v, "__func__", v), "__qualname__", "?"))
             for k, v in getattr(kernel, "shell_handlers", {}).items()),
+        "a module in sys.modules": {n: id(sys.modules.get(n)) for n in modules},
+        "an attribute of a check module or of a module it uses": {
+            n: {k: id(v) for k, v in list(vars(sys.modules[n]).items())
+                if not isinstance(v, types.ModuleType) and not k.startswith("_grader")
+                and k not in ("_", "__", "___")}
+            for n in modules if sys.modules.get(n) is not None},
+        "a name the notebook imported from the course": course_values,
     }
 
 
-def _check_modules():
-    """Findings on the course's check modules: each top-level function and class defined in a
-    module's file on disk must be that module's attribute with the same code."""
+def _changed(now, before):
+    """What differs between two states; for dicts, only keys present in both (a module imported
+    later, or a name defined later, is not a change)."""
+    found = []
+    for what, value in now.items():
+        old = before.get(what)
+        if isinstance(value, dict):
+            same = all(_changed({0: value[k]}, {0: old[k]}) == [] for k in value.keys() & old.keys())
+        else:
+            same = value == old
+        if not same:
+            found.append(what)
+    return found
+
+
+def _check_modules(checks_dir):
+    """Findings on the course's check modules: each must be a file of ``checks_dir``, and each
+    top-level function and class its file defines must be its attribute, with the same code."""
     import ast
-    import inspect
-    import types
+    import os
 
     found = []
+    trusted = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, checks_dir})
     for name, module in list(sys.modules.items()):
         if not name.startswith("autograder.checks.") or module is None:
             continue
-        path = getattr(module, "__file__", None)
-        try:
-            with open(path, encoding="utf-8") as handle:
-                source = handle.read()
-        except (OSError, TypeError):
-            found.append(f"check module {name} has no readable file ({path})")
+        path = os.path.realpath(getattr(module, "__file__", None) or "?")
+        if not path.startswith(os.path.realpath(checks_dir) + os.sep):
+            found.append(f"check module {name} is not a file of the course ({path})")
             continue
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
         compiled = compile(source, path, "exec")
         fresh = {c.co_name: c for c in compiled.co_consts if isinstance(c, types.CodeType)}
         for node in ast.parse(source).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                value = vars(module).get(node.name)
-                if isinstance(node, ast.ClassDef):
-                    ok = isinstance(value, type) and value.__module__ == name
-                else:  # a decorated function is compared through its __wrapped__
-                    inner = inspect.unwrap(value) if callable(value) else value
-                    code = getattr(inner, "__code__", None)
-                    same_code = code is not None and node.name in fresh and \
-                        code.co_code == fresh[node.name].co_code and \
-                        code.co_consts == fresh[node.name].co_consts
-                    ok = getattr(inner, "__module__", None) == name and (
-                        same_code or (node.decorator_list and inner is value))
-                if not ok:
-                    found.append(f"{name}.{node.name} is not the course's code")
+            if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                continue
+            value = vars(module).get(node.name)
+            if isinstance(node, ast.ClassDef):
+                ok = isinstance(value, type) and value.__module__ == name
+            else:
+                layers = [value]  # a decorated function: each wrapper must come from a trusted file
+                while hasattr(layers[-1], "__wrapped__") and len(layers) < 10:
+                    layers.append(layers[-1].__wrapped__)
+                inner = layers[-1]
+                code = getattr(inner, "__code__", None)
+                ok = (getattr(inner, "__module__", None) == name and code is not None
+                      and node.name in fresh and code.co_code == fresh[node.name].co_code
+                      and code.co_consts == fresh[node.name].co_consts
+                      and all(os.path.realpath(getattr(getattr(f, "__code__", None), "co_filename", path))
+                              .startswith(trusted) for f in layers))
+            if not ok:
+                found.append(f"{name}.{node.name} is not the course's code")
     user_checks = get_ipython().user_ns.get("checks")
     if user_checks is not None and (
             not isinstance(user_checks, types.ModuleType)
             or sys.modules.get(getattr(user_checks, "__name__", "")) is not user_checks
-            or not user_checks.__name__.startswith("autograder.checks.")):
+            or not os.path.realpath(getattr(user_checks, "__file__", None) or "?").startswith(
+                os.path.realpath(checks_dir) + os.sep)):
         found.append("the name 'checks' no longer refers to the course's check module")
     return found
 
 
-def probe(token, check_modules):
+def probe(token, checks_dir, graded):
     """``{"changed": what changed since the last probe, "checks": findings on the check modules
-    (when ``check_modules``)}``. The last state is kept on ``builtins`` under ``token``."""
+    (before a ``graded`` cell)}``. The last state is kept on ``builtins`` under ``token``."""
     holder = vars(builtins).setdefault(token, {})
     now = _state()
     before = holder.get("state")
     holder["state"] = now
-    return {"changed": [] if before is None else [w for w in now if now[w] != before.get(w)],
-            "checks": _check_modules() if check_modules else []}
+    return {"changed": [] if before is None else _changed(now, before),
+            "checks": _check_modules(checks_dir) if graded else []}

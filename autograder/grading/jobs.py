@@ -107,14 +107,19 @@ def _autograde(job: Job, scratch: Path) -> JobResult:
                              submitted_dir=scratch / "submitted", workdir=scratch,
                              cell_timeout_s=job.cell_timeout_s, sandbox=job.sandbox,
                              memory_limit_bytes=job.memory_limit_bytes)
+    kernel_log = scratch / "kernel-output.log"
+    config.LimitedKernelManager.output_log = str(kernel_log)
     outcome = nbgrader_api(config).autograde(job.assignment_id, job.student_id, force=True,
                                              create=True)
     executed = {p.stem: p.read_bytes() for p in
                 (scratch / "autograded" / job.student_id / job.assignment_id).glob("*.ipynb")}
     log = outcome.get("log", "") or ""
+    reason = "" if outcome.get("success") else failure_reason(outcome.get("error", "") or "", log)
+    if kernel_log.exists():  # its last lines: why a kernel did not start, what a library said
+        tail = kernel_log.read_bytes()[-4000:].decode("utf-8", "replace")
+        log += f"\n--- the kernel's own stdout and stderr (last lines) ---\n{tail}"
     if outcome.get("success"):
         return JobResult(job.key, "graded", executed=executed, log=log)
-    reason = failure_reason(outcome.get("error", "") or "", log)
     kind = "kernel_died" if "kernel died" in reason else \
         "out_of_memory" if "out of memory" in reason else "failed"
     return JobResult(job.key, kind, reason, executed, log)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import time
 import uuid
@@ -22,6 +23,8 @@ from .settings import TF_LOG_LINE
 # Key of the notebook metadata where GradingExecute leaves what it flagged for review.
 REVIEW_KEY = "grading_review"
 PROBE_SOURCE = (Path(__file__).parent / "integrity_probe.py").read_text()
+# Where the check modules are (the same path inside the sandbox, mounted read-only).
+CHECKS_DIR = importlib.util.find_spec("autograder.checks").submodule_search_locations[0]
 
 
 class GradingExecute(Execute):
@@ -46,6 +49,8 @@ class GradingExecute(Execute):
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         if cell.cell_type == "code" and cell.source.strip() and self.kc is not None:
             await self._integrity_check(cell, cell_index)
+        # A graded cell's source holds hidden tests: keep it out of the kernel's history (In, _i).
+        store_history = store_history and not is_grade(cell)
         return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
 
     execute_cell = run_sync(async_execute_cell)  # nbclient binds its own at class creation
@@ -56,8 +61,8 @@ class GradingExecute(Execute):
             self._token, self._previous, self._student_ran = f"_grader_{uuid.uuid4().hex}", None, False
             self.nb.metadata[REVIEW_KEY] = []
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        expression = (f"(lambda ns: (exec({PROBE_SOURCE!r}, ns), "
-                      f"ns['probe']({self._token!r}, {bool(is_grade(cell))})))({{}})[1]")
+        expression = (f"(lambda ns: (exec({PROBE_SOURCE!r}, ns), ns['probe']({self._token!r}, "
+                      f"{CHECKS_DIR!r}, {bool(is_grade(cell))})))({{}})[1]")
         msg_id = self.kc.execute("", silent=True, store_history=False,
                                  user_expressions={"probe": expression})
         found = {"changed": [], "checks": []}
@@ -177,6 +182,57 @@ class HideTracebacks(NbGraderPreprocessor):
             for output in cell.outputs:
                 if output.output_type == "error":
                     output.traceback = [f"{output.ename}: {output.evalue}"]
+        return cell, resources
+
+
+class HideTestOutputs(NbGraderPreprocessor):
+    """In feedback, show a graded cell's error (its message) and nothing else it printed.
+
+    What a graded cell prints comes from the hidden tests' calls: a student's ``print(x)`` inside
+    the function under test would show the hidden inputs. The score and the error say the rest.
+    """
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "code" and is_grade(cell):
+            cell.outputs = [o for o in cell.outputs if o.output_type == "error"]
+        return cell, resources
+
+
+class NoCreditFromResults(NbGraderPreprocessor):
+    """Make a graded cell's value (``execute_result``) plain display output.
+
+    nbgrader gives a graded cell the credit its first ``execute_result`` names (partial credit as a
+    number, full credit for anything else) before it looks at a later error, so a student function
+    that displays a value when the test calls it would score. This course's tests never return a
+    value: only an error costs points.
+    """
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "code" and is_grade(cell):
+            for index, output in enumerate(cell.outputs):
+                if output.output_type == "execute_result":
+                    cell.outputs[index] = nbformat.v4.new_output(
+                        "display_data", data=output.get("data", {}),
+                        metadata=output.get("metadata", {}))
+        return cell, resources
+
+
+class LimitOutputSize(NbGraderPreprocessor):
+    """Replace any output larger than ``max_bytes`` (a 150 MB ``display`` call, one endless line)
+    by a note of its size; nbgrader's ``LimitOutput`` counts stream lines only (G07)."""
+
+    max_bytes = Integer(200_000, help="largest output kept, bytes").tag(config=True)
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type != "code":
+            return cell, resources
+        for index, output in enumerate(cell.outputs):
+            size = len(output.get("text", "")) + sum(
+                len(v) if isinstance(v, str) else len(str(v)) for v in output.get("data", {}).values())
+            if size > self.max_bytes:
+                note = f"[output of {size:,} bytes removed: larger than {self.max_bytes:,} bytes]\n"
+                cell.outputs[index] = nbformat.v4.new_output(
+                    "stream", name=output.get("name", "stdout"), text=note)
         return cell, resources
 
 

@@ -25,15 +25,26 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Integer
+from traitlets import Integer, Unicode
 
 from .kernels import GradingKernelManager
 
-# Size of the kernel's writable working folder and of its /tmp, in MiB.
+# Size of the kernel's writable working folder and of its /tmp, in MiB; of its /dev/shm.
 WORK_SIZE_MB = 256
+SHM_SIZE_MB = 64
+# Largest file a kernel may write, MiB, and most processes and threads of its user (TensorFlow
+# starts dozens of threads per kernel; when the grader is root, every kernel is nobody).
+MAX_FILE_MB = 64
+MAX_TASKS = 4096
+# Most bytes and entries the kernel's connection folder (on the host's disk) may hold; past
+# either, the kernel is killed.
+KERNEL_DIR_MAX_BYTES = 4 * 2**20
+KERNEL_DIR_MAX_ENTRIES = 64
 # Where the kernel works (its current folder and HOME), inside the sandbox.
 WORKDIR = "/home/student"
 # The uid and gid a kernel runs as when the grader runs as root.
@@ -125,7 +136,7 @@ def sandbox_argv(kernel_dir: Path, work_size_mb: int = WORK_SIZE_MB,
         elif os.path.isdir(top):
             argv += ["--ro-bind", top, top]
     argv += ["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
-             "--perms", "1777", "--tmpfs", "/dev/shm"]
+             "--perms", "1777", "--size", str(SHM_SIZE_MB * 2**20), "--tmpfs", "/dev/shm"]
     made: set[str] = set()
     for path in _python_dirs() + _package_dirs():
         _mkdirs(argv, made, path)
@@ -153,12 +164,15 @@ def sandbox_argv(kernel_dir: Path, work_size_mb: int = WORK_SIZE_MB,
     return argv
 
 
-# Runs first in a kernel's process: caps its address space (bytes; 0 for no cap), becomes nobody
+# Runs first in a kernel's process: caps its address space (bytes; 0: no cap), the size of any
+# file it writes and the number of processes and threads of its user (a fork bomb), becomes nobody
 # when asked (which drops every capability too: the grader is root), then runs the kernel.
-# Usage: python -c LAUNCHER LIMIT DROP_ROOT(0|1) KERNEL_COMMAND...
+# Usage: python -c LAUNCHER AS_BYTES DROP_ROOT(0|1) KERNEL_COMMAND...
 LAUNCHER = ("import os, resource, sys\n"
             "limit, drop = int(sys.argv[1]), sys.argv[2] == '1'\n"
             "if limit:\n    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
+            f"resource.setrlimit(resource.RLIMIT_FSIZE, ({MAX_FILE_MB * 2**20}, {MAX_FILE_MB * 2**20}))\n"
+            f"resource.setrlimit(resource.RLIMIT_NPROC, ({MAX_TASKS}, {MAX_TASKS}))\n"
             f"if drop:\n    os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})\n"
             "os.execv(sys.argv[3], sys.argv[3:])")
 
@@ -168,9 +182,19 @@ def launcher(memory_limit_bytes: int | None, drop_root: bool) -> list[str]:
     return [sys.executable, "-c", LAUNCHER, str(memory_limit_bytes or 0), str(int(drop_root))]
 
 
-def sandbox_problem(timeout_s: float = 60) -> str | None:
-    """Why no kernel sandbox can start here, or None when one can: runs ``true``-like Python in
-    the same sandbox a kernel gets."""
+def sandbox_problem(timeout_s: float = 60, tries: int = 3) -> str | None:
+    """Why no kernel sandbox can start here, or None when one can: runs a short Python, importing
+    the checks, in the same sandbox a kernel gets. A failure is tried again (``tries`` times in
+    all, a second apart): a loaded machine can fail one start for reasons of its own."""
+    for attempt in range(tries):
+        problem = _probe_sandbox(timeout_s)
+        if problem is None or "not installed" in problem:
+            return problem
+        time.sleep(1)
+    return problem
+
+
+def _probe_sandbox(timeout_s: float) -> str | None:
     folder = Path(tempfile.mkdtemp(prefix="sandbox-probe-"))
     try:
         argv = sandbox_argv(folder) + launcher(None, os.geteuid() == 0) + [
@@ -186,7 +210,9 @@ def sandbox_problem(timeout_s: float = 60) -> str | None:
         shutil.rmtree(folder, ignore_errors=True)
     if proc.returncode == 0:
         return None
-    detail = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+    detail = (proc.stderr.strip().splitlines() or [
+        f"no message, exit code {proc.returncode}" if proc.returncode > 0 else
+        f"no message, killed by signal {-proc.returncode}"])[-1]
     hint = ""
     if "namespace" in detail.lower() or "permission" in detail.lower():
         hint = (" (this host does not allow unprivileged user namespaces: enable them, for "
@@ -203,10 +229,20 @@ class LimitedKernelManager(GradingKernelManager):
 
     memory_limit_bytes = Integer(0, help="address-space limit of the kernel, bytes; 0: none").tag(
         config=True)
+    output_log = Unicode("", help="file that gets what the kernel's process writes to its own "
+                         "stdout and stderr (C libraries, subprocesses, the sandbox's errors); "
+                         "empty: inherited").tag(config=True)
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
         return launcher(self.memory_limit_bytes, drop_root=False) + \
             super().format_kernel_cmd(extra_arguments)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        if self.output_log:  # cell output reaches the grader over ZMQ; this is everything else
+            with open(self.output_log, "ab") as log:
+                kw["stdout"] = kw["stderr"] = log
+                return await super()._async_launch_kernel(kernel_cmd, **kw)
+        return await super()._async_launch_kernel(kernel_cmd, **kw)
 
 
 class SandboxedKernelManager(LimitedKernelManager):
@@ -247,7 +283,26 @@ class SandboxedKernelManager(LimitedKernelManager):
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         kw["cwd"] = str(self.kernel_dir)  # not the notebook's folder: the sandbox sets its own
-        return await super()._async_launch_kernel(kernel_cmd, **kw)
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+        threading.Thread(target=self._guard_kernel_dir, daemon=True).start()
+
+    def _guard_kernel_dir(self) -> None:
+        """Kill the kernel if it fills its connection folder, the one folder of the host's disk
+        it can write to (it needs it for its sockets), past :data:`KERNEL_DIR_MAX_BYTES`."""
+        while self.kernel_dir.exists():
+            try:
+                entries = list(os.scandir(self.kernel_dir))
+                size = sum(e.stat(follow_symlinks=False).st_size for e in entries)
+            except OSError:
+                return
+            if size > KERNEL_DIR_MAX_BYTES or len(entries) > KERNEL_DIR_MAX_ENTRIES:
+                self.log.error("kernel killed: it wrote %d bytes in %d files into %s",
+                               size, len(entries), self.kernel_dir)
+                process = getattr(self.provisioner, "process", None)
+                if process is not None:
+                    process.kill()
+                return
+            time.sleep(0.2)
 
     def write_connection_file(self, **kwargs):
         super().write_connection_file(**kwargs)

@@ -57,67 +57,129 @@ SYSTEM_ATTRIBUTES = {
 ALLOWED_MAGICS = {"matplotlib", "time", "timeit", "load_ext", "tensorboard"}
 
 
-def _root_name(node: ast.AST) -> str | None:
+# Names of IPython's history, shell and exit objects: a way to the shell, or to the hidden tests.
+SHELL_NAMES = {"In", "Out", "_ih", "_oh", "_i", "_ii", "_iii", "_dh", "exit", "quit",
+               "get_ipython", "__builtins__", "__loader__", "__spec__"}
+# Dunder attributes an exercise may use (a Keras subclass calls super().__init__).
+ORDINARY_DUNDERS = {"__init__", "__name__", "__doc__", "__version__", "__class__", "__call__",
+                    "__len__", "__iter__", "__next__", "__enter__", "__exit__", "__qualname__"}
+# Calls that copy or replace what a function is, whatever object they are reached through.
+SUSPECT_METHODS = {"update_wrapper": "a function disguised as another",
+                   "wraps": "a function disguised as another"}
+
+
+def _root(node: ast.AST) -> ast.AST:
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
         node = node.func if isinstance(node, ast.Call) else node.value
-    return node.id if isinstance(node, ast.Name) else None
+    return node
 
 
-def scan_source(source: str, imported: set[str]) -> list[tuple[int, str]]:
+def _root_name(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
+    """The name an attribute chain starts from, through ``aliases`` (local name -> module)."""
+    root = _root(node)
+    if not isinstance(root, ast.Name):
+        return None
+    return (aliases or {}).get(root.id, root.id)
+
+
+def scan_source(source: str, imported) -> list[tuple[int, str]]:
     """``(line, reason)`` for each suspect construct in one cell's ``source`` (IPython syntax:
-    magics and ``!`` commands are translated first). ``imported`` holds the names bound by imports
-    anywhere in the notebook (locked cells included); assigning to their attributes is flagged.
-    A cell that does not parse is flagged once."""
+    magics and ``!`` commands are translated first). ``imported`` maps the names the course's own
+    cells import (``checks``, ``tf``, ...) to what they import (or is a set of such names): binding
+    them to something else, or changing their attributes, is flagged. A cell that does not parse
+    is flagged once."""
+    course = imported if isinstance(imported, dict) else dict.fromkeys(imported)
     try:
         tree = ast.parse(TransformerManager().transform_cell(source))
     except (SyntaxError, ValueError):
         return [(1, "the cell does not parse as Python")]
+    aliases = {}  # local name -> the module it was imported as, in this cell
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
+                            for a in node.names})
     found = []
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 1)
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else \
-                [a.name for a in node.names]
-            for name in names:
-                top = name.split(".")[0]
-                if top in SUSPECT_MODULES:
-                    found.append((line, f"imports {name}: {SUSPECT_MODULES[top]}"))
-                elif name.startswith("autograder") and "checks" not in name:
-                    found.append((line, f"imports {name}: the grader"))
+            found += [(line, r) for r in _import_flags(node, course)]
         elif isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Name) and func.id in SUSPECT_CALLS:
                 found.append((line, f"calls {func.id}: {SUSPECT_CALLS[func.id]}"))
-            if isinstance(func, ast.Attribute) and func.attr == "run_line_magic" and node.args \
-                    and isinstance(node.args[0], ast.Constant) \
-                    and node.args[0].value not in ALLOWED_MAGICS:
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in SUSPECT_METHODS:
+                found.append((line, f"calls {name}: {SUSPECT_METHODS[name]}"))
+            if name == "getattr" and len(node.args) > 1 and not (
+                    isinstance(node.args[1], ast.Constant) and not str(node.args[1].value).startswith("_")):
+                found.append((line, "calls getattr with a computed or private name"))
+            if name in ("run_line_magic", "run_cell_magic") and node.args and \
+                    isinstance(node.args[0], ast.Constant) and node.args[0].value not in ALLOWED_MAGICS:
                 found.append((line, f"uses the magic %{node.args[0].value}"))
-            if isinstance(func, ast.Attribute) and func.attr == "run_cell_magic" and node.args \
-                    and isinstance(node.args[0], ast.Constant) \
-                    and node.args[0].value not in ALLOWED_MAGICS:
-                found.append((line, f"uses the cell magic %%{node.args[0].value}"))
-        elif isinstance(node, ast.Attribute) and node.attr in SUSPECT_ATTRIBUTES:
-            found.append((line, f"uses .{node.attr}: {SUSPECT_ATTRIBUTES[node.attr]}"))
-        elif isinstance(node, ast.Attribute) and node.attr in SYSTEM_ATTRIBUTES and \
-                _root_name(node) in SYSTEM_MODULES:
-            found.append((line, f"uses {ast.unparse(node)[:60]}: {SYSTEM_ATTRIBUTES[node.attr]}"))
-        elif isinstance(node, ast.Name) and node.id in ("__builtins__", "get_ipython") and \
+        elif isinstance(node, ast.Attribute):
+            root = _root_name(node, aliases)
+            if node.attr in SUSPECT_ATTRIBUTES:
+                found.append((line, f"uses .{node.attr}: {SUSPECT_ATTRIBUTES[node.attr]}"))
+            elif node.attr in SYSTEM_ATTRIBUTES and root in SYSTEM_MODULES:
+                found.append((line, f"uses {ast.unparse(node)[:60]}: {SYSTEM_ATTRIBUTES[node.attr]}"))
+            elif node.attr.startswith("__") and node.attr not in ORDINARY_DUNDERS:
+                found.append((line, f"uses .{node.attr}: Python internals"))
+            elif node.attr.startswith("_") and not node.attr.startswith("__"):
+                found.append((line, f"uses .{node.attr}: a private attribute"))
+        elif isinstance(node, ast.Name) and node.id in SHELL_NAMES and \
                 isinstance(node.ctx, ast.Load) and not _is_allowed_magic_call(tree, node):
-            found.append((line, f"uses {node.id}"))
+            found.append((line, f"uses {node.id}: the shell or its history"))
+        if isinstance(node, ast.Name) and node.id in course and \
+                isinstance(node.ctx, (ast.Store, ast.Del)):
+            found.append((line, f"rebinds {node.id}, a name the course imports"))
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and node.name in course:
+            found.append((line, f"rebinds {node.name}, a name the course imports"))
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
                 for sub in ast.walk(target):
-                    if isinstance(sub, ast.Attribute) and _root_name(sub) in imported:
-                        found.append((line, f"changes {_root_name(sub)}.{sub.attr}, an "
-                                            "attribute of an imported module"))
-                    elif isinstance(sub, ast.Name) and sub.id in imported and \
-                            isinstance(sub.ctx, (ast.Store, ast.Del)):
-                        found.append((line, f"rebinds {sub.id}, a name the course imports"))
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and \
-                node.name in imported:
-            found.append((line, f"rebinds {node.name}, a name the course imports"))
+                    if not isinstance(sub, (ast.Attribute, ast.Subscript)):
+                        continue
+                    root = _root(sub)
+                    name = _root_name(sub, aliases)
+                    through_call = any(isinstance(n, ast.Call) for n in ast.walk(sub.value))
+                    if through_call or name in course or name in aliases.values() or \
+                            (isinstance(root, ast.Name) and root.id in aliases):
+                        found.append((line, f"changes {ast.unparse(sub)[:60]}, part of a module "
+                                            "or of the interpreter"))
+            value = getattr(node, "value", None)
+            if isinstance(value, ast.Name) and (value.id in course or value.id in aliases):
+                found.append((line, f"aliases {value.id}, a module"))
     return sorted(set(found))
+
+
+def _import_flags(node, course: dict) -> list[str]:
+    """Reasons to flag one import statement: a suspect module, a name taken from ``sys``, ``os``,
+    ``builtins`` or IPython, or a course name bound to something else."""
+    flags = []
+    if isinstance(node, ast.ImportFrom):
+        module = node.module or ""
+        top = module.split(".")[0]
+        if top in SUSPECT_MODULES:
+            flags.append(f"imports from {module}: {SUSPECT_MODULES[top]}")
+        for alias in node.names:
+            if top in ("sys", "os", "builtins", "posix", "gc"):
+                flags.append(f"imports {alias.name} from {module}: the interpreter or the system")
+            bound = alias.asname or alias.name
+            if bound in course and course[bound] not in (None, f"{module}.{alias.name}"):
+                flags.append(f"rebinds {bound}, a name the course imports")
+    else:
+        for alias in node.names:
+            top = alias.name.split(".")[0]
+            if top in SUSPECT_MODULES:
+                flags.append(f"imports {alias.name}: {SUSPECT_MODULES[top]}")
+            bound = alias.asname or top
+            if bound in course and course[bound] not in (None, alias.name if alias.asname else top):
+                flags.append(f"rebinds {bound}, a name the course imports")
+    if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograder") and \
+            "checks" not in (node.module or ""):
+        flags.append(f"imports from {node.module}: the grader")
+    return flags
 
 
 def _is_allowed_magic_call(tree: ast.AST, name: ast.Name) -> bool:
@@ -132,9 +194,10 @@ def _is_allowed_magic_call(tree: ast.AST, name: ast.Name) -> bool:
     return False
 
 
-def imported_names(nb) -> set[str]:
-    """Names bound by import statements in any code cell of ``nb`` (``tf``, ``np``, ``checks``)."""
-    names = set()
+def imported_names(nb) -> dict[str, str]:
+    """Names bound by import statements in the code cells of ``nb``, each mapped to what it
+    imports (``{"tf": "tensorflow", "checks": "autograder.checks.tapes"}``)."""
+    names = {}
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
@@ -143,8 +206,12 @@ def imported_names(nb) -> set[str]:
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                names |= {(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"}
+            if isinstance(node, ast.Import):
+                names.update({a.asname or a.name.split(".")[0]:
+                              a.name if a.asname else a.name.split(".")[0] for a in node.names})
+            elif isinstance(node, ast.ImportFrom):
+                names.update({a.asname or a.name: f"{node.module}.{a.name}"
+                              for a in node.names if a.name != "*"})
     return names
 
 

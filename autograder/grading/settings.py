@@ -49,6 +49,12 @@ def put_scripts_on_path() -> None:
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
+def _insert_after(steps: list, anchor, new: list) -> None:
+    """Insert the preprocessors ``new`` into ``steps`` right after ``anchor`` (in place)."""
+    at = steps.index(anchor) + 1
+    steps[at:at] = new
+
+
 def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None) -> None:
     """Fill a traitlets ``Config`` ``c`` with the course's nbgrader settings. Graded kernels run
     in grading mode (:data:`KERNEL_ENV`, given by their kernel manager); nothing else changes.
@@ -60,13 +66,12 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
     Directories are relative to the course root (the repository): ``solutions`` is nbgrader's
     source directory and ``notebooks`` its release directory.
     """
-    from nbgrader.preprocessors import (
-        AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, Execute, GetGrades,
-        LimitOutput, SaveAutoGrades)
-    from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+    from nbgrader.converters import Autograde, GenerateFeedback
+    from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades, LimitOutput
 
-    from .preprocessors import (GradingExecute, HideTracebacks, NameTimeouts,
-                                QuietTensorFlowStderr, SandboxedExecute)
+    from .preprocessors import (GradingExecute, HideTestOutputs, HideTracebacks, LimitOutputSize,
+                                NameTimeouts, NoCreditFromResults, QuietTensorFlowStderr,
+                                SandboxedExecute)
     from .sandbox import sandbox_default
 
     # Configuration only: no environment variable of this process is changed here (a Jupyter
@@ -96,23 +101,16 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
 
     if sandbox is None:
         sandbox = sandbox_default()
-    c.Autograde.autograde_preprocessors = [
-        SandboxedExecute if sandbox else GradingExecute,
-        NameTimeouts,
-        QuietTensorFlowStderr,
-        ClearMetadataPreprocessor,
-        LimitOutput,
-        SaveAutoGrades,
-        AssignLatePenalties,
-        CheckCellMetadata,
-    ]
+    # nbgrader's own lists, extended: our Execute in place of its, our steps after the ones named.
+    autograde = list(Autograde.class_traits()["autograde_preprocessors"].default())
+    autograde[autograde.index(Execute)] = SandboxedExecute if sandbox else GradingExecute
+    _insert_after(autograde, autograde[0], [NameTimeouts, QuietTensorFlowStderr])
+    _insert_after(autograde, LimitOutput, [LimitOutputSize, NoCreditFromResults])
+    c.Autograde.autograde_preprocessors = autograde
     c.NameTimeouts.cell_timeout_s = cell_timeout_s
     c.LimitOutput.max_lines = MAX_OUTPUT_LINES
     c.LimitOutput.max_traceback = 100
     # Feedback: scores, but no hidden test source and no traceback that could quote it.
-    c.GenerateFeedback.preprocessors = [
-        GetGrades,
-        ClearHiddenTests,
-        HideTracebacks,
-        CSSHTMLHeaderPreprocessor,
-    ]
+    feedback = list(GenerateFeedback.class_traits()["preprocessors"].default())
+    _insert_after(feedback, GetGrades, [ClearHiddenTests, HideTracebacks, HideTestOutputs])
+    c.GenerateFeedback.preprocessors = feedback

@@ -47,7 +47,9 @@ def find_submissions(submitted_dir: Path, expected: dict[str, list[str]]) -> lis
 
     A notebook file with another name (``01_gradient_tape (1).ipynb``, as a browser names a second
     download) stands for the assignment's notebook when it is the only candidate; other extra
-    notebooks are left out. Both are said in ``notes``.
+    notebooks are left out. Both are said in ``notes``. A student id is shown with unprintable
+    characters escaped; a symbolic link (to a solution, to another student's file) is never
+    followed: such a notebook or folder is refused, such an extra file left out.
     """
     found = []
     for student_dir in sorted(p for p in Path(submitted_dir).iterdir() if p.is_dir()):
@@ -55,7 +57,7 @@ def find_submissions(submitted_dir: Path, expected: dict[str, list[str]]) -> lis
             folder = student_dir / assignment_id
             if not folder.is_dir():
                 continue
-            sub = Submission(student_dir.name, assignment_id, folder)
+            sub = Submission(printable(student_dir.name), assignment_id, folder)
             files = sorted(p for p in folder.iterdir() if p.suffix == ".ipynb")
             extra = [p for p in files if p.stem not in names]
             for path in files:
@@ -66,7 +68,9 @@ def find_submissions(submitted_dir: Path, expected: dict[str, list[str]]) -> lis
                 sub.notebooks[missing[0]] = extra.pop()
                 sub.notes.append(f"graded '{sub.notebooks[missing[0]].name}' as {missing[0]}.ipynb")
             sub.notes += [f"left out '{p.name}' (not a notebook of this assignment)" for p in extra]
-            refused = student_id_problem(student_dir.name)
+            refused = student_id_problem(student_dir.name) or (
+                "the student folder or its assignment folder is a symbolic link: not graded"
+                if student_dir.is_symlink() or folder.is_symlink() else None)
             for name, path in sub.notebooks.items():
                 problem = refused or notebook_problem(path)
                 if problem:
@@ -87,6 +91,13 @@ def unknown_folders(submitted_dir: Path, assignment_ids: list[str]) -> list[str]
     return odd
 
 
+def printable(text: str) -> str:
+    """``text`` with what a terminal, a CSV or UTF-8 cannot show safely escaped (control
+    characters, undecodable bytes of a file name), so that reports never break on it."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode() for ch in text)
+
+
 def student_id_problem(student_id: str) -> str | None:
     """Why the folder name ``student_id`` cannot be a student id in nbgrader, or None (G15).
 
@@ -96,10 +107,11 @@ def student_id_problem(student_id: str) -> str | None:
         return None
     odd = sorted({ch for ch in student_id if not re.fullmatch(r"[\w.@+-]", ch)} |
                  ({"."} if student_id.startswith(".") else set()))
-    shown = " ".join(repr(ch) for ch in odd)
-    safe = re.sub(r"[^\w.@+-]+", "_", student_id).strip("_.") or "student"
-    return (f"student folder '{student_id}' not graded: nbgrader cannot use it as a student id "
-            f"(characters {shown}); rename the folder, for example to '{safe}', and grade again")
+    shown = " ".join(f"'{printable(ch)}'" for ch in odd)
+    safe = printable(re.sub(r"[^\w.@+-]+", "_", student_id).strip("_.")) or "student"
+    return (f"student folder '{printable(student_id)}' not graded: nbgrader cannot use it as a "
+            f"student id (characters {shown}); rename the folder, for example to '{safe}', and "
+            "grade again")
 
 
 def read_notebook(path: Path):
@@ -125,9 +137,12 @@ def read_notebook(path: Path):
 def notebook_problem(path: Path) -> str | None:
     """Why ``path`` cannot be graded, or None when it is a valid nbgrader notebook (G05).
 
-    Catches files that are not JSON (an HTML page saved as .ipynb, a truncated download), JSON
-    that is not a valid notebook, and notebooks whose nbgrader cell metadata was stripped.
+    Catches symbolic links, files that are not JSON (an HTML page saved as .ipynb, a truncated
+    download), JSON that is not a valid notebook, and notebooks whose nbgrader cell metadata was
+    stripped.
     """
+    if Path(path).is_symlink():
+        return "not a valid notebook: a symbolic link, not a file (never followed)"
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -163,7 +178,9 @@ def stage(sub: Submission, staged_root: Path, release_dir: Path | None = None) -
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     for path in sorted(sub.folder.iterdir()):
-        if path.is_file() and path.suffix != ".ipynb":
+        if path.is_symlink():
+            sub.notes.append(f"left out '{printable(path.name)}' (a symbolic link)")
+        elif path.is_file() and path.suffix != ".ipynb":
             shutil.copy2(path, dest / path.name)
     for name, path in sub.notebooks.items():
         if name not in sub.problems:
