@@ -7,4 +7,5 @@ os.environ.setdefault("WORKBOOK_FAST", "1")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 # Sample submissions are graded by tests/test_grading_samples.py, not executed by nbval.
-collect_ignore_glob = ["tests/samples/*", "tests/robustness/*", "grading-output/*", "grading-demo/*", "build/*", ".venv/*"]
+collect_ignore_glob = ["tests/samples/*", "tests/robustness/*", "grading-output/*", "grading-demo/*",
+                       "build/*", ".venv/*"]

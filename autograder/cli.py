@@ -15,6 +15,8 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .grading.settings import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
+
     parser = argparse.ArgumentParser(
         prog="course", description="Release and grade the TensorFlow autodiff workbook.",
         epilog="Run 'course COMMAND --help' for a command's options.")
@@ -60,9 +62,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="SQLAlchemy URL of the gradebook, e.g. postgresql://user@host/course "
                             "(default: SQLite in the output folder)")
         p.add_argument("--memory-limit-mb", type=int, default=None,
-                       help="memory limit of each notebook's kernel, MiB (default: 8192; 0: none)")
+                       help="memory limit of each notebook's kernel, MiB "
+                            f"(default: {DEFAULT_MEMORY_LIMIT_MB}; 0: none)")
         p.add_argument("--cell-timeout", type=int, default=None,
-                       help="time limit of one cell, seconds (default: 120)")
+                       help=f"time limit of one cell, seconds (default: {CELL_TIMEOUT_S})")
         p.add_argument("--force", action="store_true",
                        help="grade again submissions already graded with the same files")
         p.add_argument("--no-feedback", action="store_true", help="skip feedback HTML")
@@ -107,7 +110,9 @@ LAYOUT = "<student_id>/<assignment_id>/<assignment_id>.ipynb"
 
 
 def grade(args) -> int:
-    from .grading.grade import DEFAULT_MEMORY_LIMIT_MB, grade_class
+    from .grading.grade import grade_class
+    from .grading.layout import OutputLayout
+    from .grading.settings import DEFAULT_MEMORY_LIMIT_MB
     from .grading.reports import NOT_SANDBOXED, attention_lines, score_table
     from .grading.sandbox import SandboxUnavailable
 
@@ -144,10 +149,9 @@ def grade(args) -> int:
     n = len(run.grades)
     print(f"\n{n} notebook{'s' if n != 1 else ''} ({run.graded_now} graded now, {run.reused} "
           f"unchanged since the last run) in {run.seconds:.1f} s; outputs in {run.out}:")
-    for name in ("grades.csv", "scores_by_exercise.csv", "summary.txt", "score_histogram.png",
-                 "pass_rates.png", "feedback/", "gradebook.db"):
-        if (run.out / name.rstrip("/")).exists():
-            print(f"  {run.out / name}")
+    for path in OutputLayout(run.out).listed():
+        if path.exists():
+            print(f"  {path}{'/' if path.is_dir() else ''}")
     if args.db_url is None:
         from .grading.formgrader import formgrader_command
 

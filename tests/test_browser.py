@@ -239,9 +239,11 @@ def test_student_works_through_a_check_in_jupyterlab(browser, tmp_path):
 
         # A kernel started now (after Validate loaded the course's nbgrader configuration in
         # the server) runs as any student's kernel: not in grading mode.
-        probe = nbformat.v4.new_notebook(metadata={"kernelspec": {
-        "name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}}, cells=[nbformat.v4.new_code_cell(
-            "import os\nprint({k: os.environ.get(k) for k in %r})" % sorted(KERNEL_ENV))])
+        probe = nbformat.v4.new_notebook(
+            metadata={"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                     "language": "python"}},
+            cells=[nbformat.v4.new_code_cell(
+                "import os\nprint({k: os.environ.get(k) for k in %r})" % sorted(KERNEL_ENV))])
         nbformat.write(probe, course / "env_probe.ipynb")
         open_notebook(page, url, "env_probe.ipynb")
         env_cell = run_cell(page, 0)

@@ -4,7 +4,6 @@ one real `course grade` command (real kernels, real nbgrader)."""
 import csv
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest

@@ -132,3 +132,19 @@ def test_cli_stops_with_the_cause_and_the_fix_when_no_sandbox_can_start(tmp_path
     assert code == 2 and "the kernel sandbox (bwrap) failed to start: no message, exit code 1" in err
     assert "--no-sandbox" in err
     assert not (tmp_path / "out" / "gradebook.db").exists()
+
+
+def test_readme_and_command_help_give_the_settings_own_defaults(capsys):
+    import pytest as _pytest
+
+    from autograder.cli import main
+    from autograder.grading.course import REPO_ROOT
+    from autograder.grading.settings import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert f"`--cell-timeout S`\n(default {CELL_TIMEOUT_S})" in readme
+    assert f"(default {DEFAULT_MEMORY_LIMIT_MB}, per notebook)" in readme
+    with _pytest.raises(SystemExit):
+        main(["grade", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"(default: {CELL_TIMEOUT_S})" in help_text and f"(default: {DEFAULT_MEMORY_LIMIT_MB};" in help_text

@@ -33,7 +33,6 @@ def test_student_ids_nbgrader_would_read_as_patterns_are_refused_with_a_safe_nam
 def test_old_format_and_duplicated_ids_are_normalized_to_valid_4_5(tmp_path):
     nb = nbformat.read(_release_notebook(), as_version=4)
     for bad in (mutate.old_format(nb), mutate.duplicated_cell_ids(nb), mutate.colab_widget_state(nb)):
-        path = tmp_path / "nb.ipynb"
         mutate.write_class(tmp_path, "a", {"s": bad})
         fixed = read_notebook(tmp_path / "s" / "a" / "a.ipynb")
         nbformat.validate(fixed)

@@ -36,7 +36,8 @@ STUDENT_REQUIREMENTS = ("tensorflow", "numpy", "matplotlib", "scikit-learn", "tq
 CODE_FOLDERS = ("utils", "autograder/checks")
 _DATE = (2024, 1, 1, 0, 0, 0)  # every entry's date, so that the archive's bytes are reproducible
 
-AUTOGRADER_INIT = '''"""The checks that the workbook's notebooks call: ``from autograder.checks import tapes as checks``.
+AUTOGRADER_INIT = '''"""The checks that the workbook's notebooks call:
+``from autograder.checks import tapes as checks``.
 
 Each ``check_<exercise>(fn)`` runs your function on a few inputs, prints a line starting with a
 check mark when every case passes, and otherwise raises ``CheckFailed`` with what was expected,

@@ -36,17 +36,15 @@ from sqlalchemy.exc import SAWarning
 from .course import REPO_ROOT, assignments, nbgrader_api, nbgrader_config, sqlite_url
 from .cluster import default_workers, run_jobs
 from .jobs import Job, JobResult
+from .layout import OutputLayout
 from .preprocessors import REVIEW_KEY
 from .release import release
 from .sandbox import SandboxUnavailable, sandbox_problem
-from .settings import CELL_TIMEOUT_S
+from .settings import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
 from .scan import scan_notebook
 from .submissions import (Submission, find_submissions, printable, read_notebook,
                           restored_cells, stage, unknown_folders)
 
-# Memory one grading worker and its kernel may map, in MiB (TensorFlow alone maps about 2 GiB of
-# address space on import; a student's runaway allocation stops here, not at the machine's end).
-DEFAULT_MEMORY_LIMIT_MB = 8192
 
 
 @dataclass
@@ -119,9 +117,10 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         out: output folder: ``gradebook.db`` (unless ``db_url``), ``autograded/``, ``feedback/``,
             ``grades.csv`` (nbgrader's export) and ``scores_by_exercise.csv``.
         assignment_ids: assignments to grade; default those of ``solutions/``.
-        workers: submissions executed at once; default the number of cores.
+        workers: worker processes of the embedded Dask cluster (one submission each at a
+            time); default the number of cores.
         db_url: SQLAlchemy URL of the gradebook (e.g. ``postgresql://...``); default SQLite.
-        memory_limit_mb: address-space limit of each worker and its kernel, MiB; None for none.
+        memory_limit_mb: address-space limit of each kernel, MiB; None for none.
         cell_timeout_s: time limit of one cell, seconds; a cell past it scores 0 (G01).
         force: grade again submissions already recorded with the same sources.
         feedback: write per-student feedback HTML.
@@ -136,110 +135,165 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         ValueError: an id of ``assignment_ids`` is not an assignment of the course.
         SandboxUnavailable: ``sandbox`` is set and no sandbox can start on this host.
     """
-    # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not the run's news.
-    warnings.filterwarnings("ignore", category=SAWarning)
-    started = time.perf_counter()
-    out = Path(out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
-    known = assignments(root)
-    unknown = sorted(set(assignment_ids or []) - set(known))
-    if unknown:
-        raise ValueError(f"unknown assignment {', '.join(unknown)}: the course has "
-                         f"{', '.join(known)} (the folders of {root / 'solutions'})")
-    ids = assignment_ids or known
-    if sandbox:
-        problem = sandbox_problem()
-        if problem:
-            raise SandboxUnavailable(problem)
-    # Staged copies and scratch courses are private to this run, so that two runs on the same
-    # output folder never touch each other's files; only the gradebook is shared, under a lock.
-    (out / "runs").mkdir(exist_ok=True)
-    run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=out / "runs"))
-    staged_dir, scratch_root = run_dir / "staged", run_dir / "scratch"
-    db_url = db_url or sqlite_url(out / "gradebook.db")
-    template_db = scratch_root / "template.db"
+    run = ClassGrading(Path(submitted_dir), Path(out), root=root, assignment_ids=assignment_ids,
+                       db_url=db_url, cell_timeout_s=cell_timeout_s,
+                       memory_limit_mb=memory_limit_mb, sandbox=sandbox)
+    run.stage(force=force)
+    run.execute(workers or default_workers(), scheduler=scheduler, progress=progress)
+    return run.report(feedback=feedback)
 
-    with gradebook_lock(out):
-        release(ids, root=root, release_dir=out / "release", db_url=db_url)
-    release(ids, root=root, release_dir=scratch_root / "release", db_path=template_db)
 
-    expected = {a: sorted(p.stem for p in (root / "solutions" / a).glob("*.ipynb")) for a in known}
-    everything = find_submissions(Path(submitted_dir), expected)
-    subs = [sub for sub in everything if sub.assignment_id in ids]
-    # The report covers this run's assignments and what earlier runs recorded in this folder.
-    reported = [sub for sub in everything if sub.assignment_id in ids or _read_record(out, sub)]
-    config = nbgrader_config(root, db_url=db_url, submitted_dir=staged_dir, workdir=out,
-                             cell_timeout_s=cell_timeout_s, sandbox=sandbox)
-    gradable = [s for s in subs if s.notebooks.keys() - s.problems.keys()]
-    _create_students(config, sorted({s.student_id for s in gradable}))
+class ClassGrading:
+    """One grading run over a class, step by step: :meth:`stage` (validate and copy the
+    submissions, decide what to grade), :meth:`execute` (grade them on Dask, recording each result
+    as it comes), :meth:`report` (feedback, collect the grades, exports).
 
-    todo: dict[str, Submission] = {}
-    fingerprints: dict[str, str] = {}
-    failed: dict[str, list[str]] = {}  # submission key -> "<step>: <reason>" of each failed step
-    for sub in gradable:
-        try:
-            stage(sub, staged_dir, release_dir=out / "release")
-        except Exception as error:  # a notebook nbformat reads but we cannot stage
-            failed.setdefault(sub.key, []).append(f"stage: {type(error).__name__}: {error}")
-            continue
-        fingerprints[sub.key] = _fingerprint(staged_dir / sub.student_id / sub.assignment_id)
-        if force or _read_record(out, sub).get("sha256") != fingerprints[sub.key]:
-            todo[sub.key] = sub
+    Each submission's failure at any step is recorded against it (``"<step>: <reason>"``) and the
+    run goes on. Staged copies and executed notebooks live in a folder private to the run, so two
+    runs on one output folder never touch each other's files; only the gradebook is shared, under
+    a lock. The constructor releases the assignments into the gradebook (nbgrader
+    ``generate_assignment``) and raises what :func:`grade_class` documents.
+    """
 
-    gradebook = template_db.read_bytes()
-    jobs = [Job(sub.student_id, sub.assignment_id,
-                {p.name: p.read_bytes() for p in sorted(
-                    (staged_dir / sub.student_id / sub.assignment_id).iterdir()) if p.is_file()},
-                gradebook, cell_timeout_s, memory_limit_mb * 2**20 if memory_limit_mb else None,
-                sandbox)
-            for sub in todo.values()]
+    def __init__(self, submitted_dir: Path, out: Path, *, root: Path = REPO_ROOT,
+                 assignment_ids: list[str] | None = None, db_url: str | None = None,
+                 cell_timeout_s: int = CELL_TIMEOUT_S,
+                 memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB, sandbox: bool = True):
+        # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not news.
+        warnings.filterwarnings("ignore", category=SAWarning)
+        self.started = time.perf_counter()
+        self.submitted_dir, self.root = submitted_dir, root
+        self.layout = OutputLayout(out.resolve())
+        self.layout.out.mkdir(parents=True, exist_ok=True)
+        self.known = assignments(root)
+        unknown = sorted(set(assignment_ids or []) - set(self.known))
+        if unknown:
+            raise ValueError(f"unknown assignment {', '.join(unknown)}: the course has "
+                             f"{', '.join(self.known)} (the folders of {root / 'solutions'})")
+        self.ids = assignment_ids or self.known
+        if sandbox:
+            problem = sandbox_problem()
+            if problem:
+                raise SandboxUnavailable(problem)
+        self.cell_timeout_s, self.sandbox = cell_timeout_s, sandbox
+        self.memory_limit_bytes = memory_limit_mb * 2**20 if memory_limit_mb else None
+        self.layout.runs.mkdir(exist_ok=True)
+        self.run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.layout.runs))
+        self.staged_dir = self.run_dir / "staged"
+        self.template_db = self.run_dir / "template.db"
+        db_url = db_url or sqlite_url(self.layout.gradebook)
+        with gradebook_lock(self.layout.out):
+            release(self.ids, root=root, release_dir=self.layout.release, db_url=db_url)
+        release(self.ids, root=root, release_dir=self.run_dir / "release", db_path=self.template_db)
+        self.config = nbgrader_config(root, db_url=db_url, submitted_dir=self.staged_dir,
+                                      workdir=self.layout.out, cell_timeout_s=cell_timeout_s,
+                                      sandbox=sandbox)
+        self.failed: dict[str, list[str]] = {}  # submission key -> "<step>: <reason>" of each
+        self.todo: dict[str, Submission] = {}
+        self.fingerprints: dict[str, str] = {}
 
-    def record_when_done(result: JobResult) -> None:
+    def stage(self, force: bool = False) -> None:
+        """Find and validate the submissions (G05), copy each gradable one, normalized and
+        repaired, to the run's private folder, and keep those to grade: new or changed since the
+        last run (every one with ``force``)."""
+        expected = {a: sorted(p.stem for p in (self.root / "solutions" / a).glob("*.ipynb"))
+                    for a in self.known}
+        everything = find_submissions(self.submitted_dir, expected)
+        subs = [sub for sub in everything if sub.assignment_id in self.ids]
+        # The report covers this run's assignments and what earlier runs recorded in this folder.
+        self.reported = [sub for sub in everything
+                         if sub.assignment_id in self.ids or self._read_record(sub)]
+        self.gradable = [s for s in subs if s.notebooks.keys() - s.problems.keys()]
+        _create_students(self.config, sorted({s.student_id for s in self.gradable}))
+        for sub in self.gradable:
+            try:
+                stage(sub, self.staged_dir, release_dir=self.layout.release)
+            except Exception as error:  # a notebook nbformat reads but we cannot stage
+                self.failed.setdefault(sub.key, []).append(f"stage: {type(error).__name__}: {error}")
+                continue
+            self.fingerprints[sub.key] = _fingerprint(self._staged(sub))
+            if force or self._read_record(sub).get("sha256") != self.fingerprints[sub.key]:
+                self.todo[sub.key] = sub
+
+    def execute(self, workers: int, scheduler: str | None = None, progress: bool = True) -> None:
+        """Grade every submission to grade as a :class:`~.jobs.Job` on Dask (:mod:`.cluster`),
+        recording each result into the gradebook as soon as it comes back."""
+        gradebook = self.template_db.read_bytes()
+        jobs = [Job(sub.student_id, sub.assignment_id,
+                    {p.name: p.read_bytes() for p in sorted(self._staged(sub).iterdir())
+                     if p.is_file()},
+                    gradebook, self.cell_timeout_s, self.memory_limit_bytes, self.sandbox)
+                for sub in self.todo.values()]
+        run_jobs(jobs, workers, scheduler=scheduler, on_done=self._record, progress=progress)
+
+    def _record(self, result: JobResult) -> None:
         # Runs in this process as each job ends: an interrupted run keeps what it recorded.
-        sub = todo[result.key]
-        executed = scratch_root / "executed"
+        sub = self.todo[result.key]
+        executed = self.run_dir / "executed"
         folder = executed / sub.student_id / sub.assignment_id
         folder.mkdir(parents=True, exist_ok=True)
         for name, data in result.executed.items():
             (folder / f"{name}.ipynb").write_bytes(data)
         reason = "" if result.success else result.reason
         if reason:
-            reason += f" (log: {_keep_log(out, sub, result)})"
+            reason += f" (log: {self._keep_log(sub, result)})"
         try:
-            not_recorded = record(config, sub, executed if result.success else folder / "none",
-                                  reason)
+            not_recorded = record(self.config, sub,
+                                  executed if result.success else folder / "none", reason)
         except Exception as error:  # the gradebook refused it: this submission only
             not_recorded = f"recording in the gradebook failed: {type(error).__name__}: {error}"
         # A submission that could not be recorded keeps no fingerprint: the next run retries it.
-        _write_record(out, sub, {"sha256": None if not_recorded else fingerprints[result.key],
-                                 "problem": not_recorded or reason,
-                                 "failures": [f"{step}: {why}" for step, why in
-                                              (("execute", reason), ("record", not_recorded)) if why]})
+        self._write_record(sub, {
+            "sha256": None if not_recorded else self.fingerprints[result.key],
+            "problem": not_recorded or reason,
+            "failures": [f"{step}: {why}" for step, why in
+                         (("execute", reason), ("record", not_recorded)) if why]})
         shutil.rmtree(folder, ignore_errors=True)
 
-    run_jobs(jobs, workers or default_workers(), scheduler=scheduler, on_done=record_when_done,
-             progress=progress)
-    shutil.rmtree(run_dir, ignore_errors=True)
+    def report(self, feedback: bool = True) -> GradeRun:
+        """Write feedback, read every grade back from the gradebook, write the exports and the
+        summary; returns the :class:`GradeRun`. The run's private folder is removed."""
+        from .reports import write_exports, write_summary
 
-    from .reports import write_exports, write_summary
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        out, run_failures = self.layout.out, []
+        with gradebook_lock(out):
+            if feedback:
+                done = [s for s in self.gradable if s.key in self.fingerprints]
+                for key, reason in write_feedback(self.config, done).items():
+                    self.failed.setdefault(key, []).append(f"feedback: {reason}")
+            grades = collect(self.config, self.reported, self.layout)
+            for grade in grades:
+                grade.failures += self.failed.get(f"{grade.student_id}/{grade.assignment_id}", [])
+            for step, write in (
+                    ("export", lambda: write_exports(self.config, grades, self.layout)),
+                    ("summary", lambda: write_summary(grades, self.layout, sandboxed=self.sandbox))):
+                try:
+                    write()
+                except Exception as error:  # the other exports are still written
+                    run_failures.append(f"{step}: {type(error).__name__}: {error}")
+        return GradeRun(out, grades, time.perf_counter() - self.started, len(self.todo),
+                        len(self.fingerprints) - len(self.todo),
+                        unknown_folders(self.submitted_dir, self.known), run_failures, self.sandbox)
 
-    run_failures = []
-    with gradebook_lock(out):
-        if feedback:
-            for key, reason in write_feedback(config, [s for s in gradable if s.key in fingerprints]).items():
-                failed.setdefault(key, []).append(f"feedback: {reason}")
-        grades = collect(config, reported, out)
-        for grade in grades:
-            grade.failures += failed.get(f"{grade.student_id}/{grade.assignment_id}", [])
-        for step, write in (("export", lambda: write_exports(config, grades, out)),
-                            ("summary", lambda: write_summary(grades, out, sandboxed=sandbox))):
-            try:
-                write()
-            except Exception as error:  # the other exports are still written
-                run_failures.append(f"{step}: {type(error).__name__}: {error}")
-    return GradeRun(out, grades, time.perf_counter() - started, len(todo),
-                    len(fingerprints) - len(todo), unknown_folders(Path(submitted_dir), known),
-                    run_failures, sandbox)
+    def _staged(self, sub: Submission) -> Path:
+        return self.staged_dir / sub.student_id / sub.assignment_id
+
+    def _keep_log(self, sub: Submission, result: JobResult) -> str:
+        """Keep what a failed job left (its kind and reason, nbgrader's log, the kernel's own
+        output) in the output folder; returns that path relative to it."""
+        path = self.layout.log(sub.student_id, sub.assignment_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{sub.key}: {result.kind}: {result.reason}\n\n{result.log}\n")
+        return str(path.relative_to(self.layout.out))
+
+    def _read_record(self, sub: Submission) -> dict:
+        return read_record(self.layout, sub)
+
+    def _write_record(self, sub: Submission, data: dict) -> None:
+        path = self.layout.record(sub.student_id, sub.assignment_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data))
 
 
 def failure_reason(error: str, log: str = "") -> str:
@@ -258,10 +312,10 @@ def failure_reason(error: str, log: str = "") -> str:
 
 @contextmanager
 def gradebook_lock(out: Path):
-    """An exclusive lock on ``<out>/.gradebook.lock`` held while writing the gradebook, so that two
-    grading runs on the same course never write at once."""
+    """An exclusive lock on the output folder's lock file (:class:`~.layout.OutputLayout`) held
+    while writing the gradebook, so that two grading runs on the same course never write at once."""
     out.mkdir(parents=True, exist_ok=True)
-    with open(out / ".gradebook.lock", "w") as handle:
+    with open(OutputLayout(out).lock, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -292,7 +346,7 @@ def record(config, sub: Submission, executed_dir: Path, reason: str) -> str:
         result.get("error", ""), result.get("log", "")).removeprefix("grading failed: ")
 
 
-def collect(config, subs: list[Submission], out: Path) -> list[NotebookGrade]:
+def collect(config, subs: list[Submission], layout: OutputLayout) -> list[NotebookGrade]:
     """Read every submission's scores from the gradebook and its failure messages from the
     autograded notebooks."""
     from nbgrader.api import Gradebook
@@ -301,7 +355,7 @@ def collect(config, subs: list[Submission], out: Path) -> list[NotebookGrade]:
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
         for sub in subs:
             try:
-                grades += _collect_one(gb, sub, out)
+                grades += _collect_one(gb, sub, layout)
             except Exception as error:  # one unreadable record costs only this submission
                 gb.db.rollback()
                 grades.append(NotebookGrade(
@@ -311,13 +365,14 @@ def collect(config, subs: list[Submission], out: Path) -> list[NotebookGrade]:
     return grades
 
 
-def _collect_one(gb, sub: Submission, out: Path) -> list[NotebookGrade]:
-    """The grades of each notebook of ``sub``, read from the gradebook ``gb`` and ``out``."""
+def _collect_one(gb, sub: Submission, layout: OutputLayout) -> list[NotebookGrade]:
+    """The grades of each notebook of ``sub``, read from the gradebook ``gb`` and the output
+    folder."""
     from nbgrader.api import MissingEntry
 
     grades = []
-    folder = out / "autograded" / sub.student_id / sub.assignment_id
-    record = _read_record(out, sub)
+    folder = layout.autograded / sub.student_id / sub.assignment_id
+    record = read_record(layout, sub)
     run_problem = record.get("problem", "")
     for notebook in gb.find_assignment(sub.assignment_id).notebooks:
         grade = NotebookGrade(sub.student_id, sub.assignment_id, notebook.name,
@@ -333,7 +388,7 @@ def _collect_one(gb, sub: Submission, out: Path) -> list[NotebookGrade]:
         except MissingEntry:
             grade.scores = {c.name: (0.0, float(c.max_score))
                             for c in notebook.grade_cells if c.max_score}
-        released = out / "release" / sub.assignment_id / f"{notebook.name}.ipynb"
+        released = layout.release / sub.assignment_id / f"{notebook.name}.ipynb"
         grade.executed = notebook.name in sub.notebooks and notebook.name not in sub.problems
         if grade.executed:
             grade.restored = restored_cells(sub.notebooks[notebook.name], released)
@@ -394,15 +449,6 @@ def _create_students(config, student_ids: list[str]) -> None:
                 gb.update_or_create_student(student_id)
 
 
-def _keep_log(out: Path, sub: Submission, result) -> str:
-    """Keep what a failed job left (its kind and reason, nbgrader's log) in
-    ``<out>/logs/<student>/<assignment>.log``; returns that path relative to ``out``."""
-    path = out / "logs" / sub.student_id / f"{sub.assignment_id}.log"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{sub.key}: {result.kind}: {result.reason}\n\n{result.log}\n")
-    return str(path.relative_to(out))
-
-
 def _fingerprint(folder: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(folder.iterdir()):
@@ -411,17 +457,8 @@ def _fingerprint(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def _record_file(out: Path, sub: Submission) -> Path:
-    return out / "records" / sub.student_id / f"{sub.assignment_id}.json"
-
-
-def _read_record(out: Path, sub: Submission) -> dict:
-    """What the last run recorded of ``sub``: the sha256 of its staged files and its problem."""
-    path = _record_file(out, sub)
+def read_record(layout: OutputLayout, sub: Submission) -> dict:
+    """What the last run recorded of ``sub``: the sha256 of its staged files, its problem and
+    failed steps; {} when it was never recorded."""
+    path = layout.record(sub.student_id, sub.assignment_id)
     return json.loads(path.read_text()) if path.exists() else {}
-
-
-def _write_record(out: Path, sub: Submission, record: dict) -> None:
-    path = _record_file(out, sub)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record))

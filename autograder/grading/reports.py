@@ -7,9 +7,10 @@ from collections import Counter
 from pathlib import Path
 
 from .grade import NotebookGrade
+from .layout import OutputLayout
 
 
-def write_exports(config, grades: list[NotebookGrade], out: Path) -> None:
+def write_exports(config, grades: list[NotebookGrade], layout: OutputLayout) -> None:
     """Write ``<out>/grades.csv`` (nbgrader's CSV export: one row per student and assignment)
     and ``<out>/scores_by_exercise.csv`` (one row per student, notebook and graded cell, with the
     message of a failed cell and the reason a notebook was not graded)."""
@@ -17,8 +18,8 @@ def write_exports(config, grades: list[NotebookGrade], out: Path) -> None:
     from nbgrader.plugins import CsvExportPlugin
 
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
-        CsvExportPlugin(to=str(out / "grades.csv")).export(gb)
-    with open(out / "scores_by_exercise.csv", "w", newline="") as handle:
+        CsvExportPlugin(to=str(layout.grades_csv)).export(gb)
+    with open(layout.scores_csv, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student_id", "assignment_id", "notebook_id", "grade_id", "score",
                          "max_score", "message", "problem", "restored_cells", "notes",
@@ -145,7 +146,8 @@ def _message_kind(message: str) -> str:
     return _clip(message, 90)
 
 
-def write_summary(grades: list[NotebookGrade], out: Path, sandboxed: bool = True) -> list[Path]:
+def write_summary(grades: list[NotebookGrade], layout: OutputLayout,
+                  sandboxed: bool = True) -> list[Path]:
     """Write ``summary.txt`` (:func:`class_summary`), ``score_histogram.png`` (share of points per
     student and assignment) and ``pass_rates.png`` (pass rate per exercise) into ``out``."""
     import matplotlib
@@ -153,7 +155,8 @@ def write_summary(grades: list[NotebookGrade], out: Path, sandboxed: bool = True
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    (out / "summary.txt").write_text(class_summary(grades, sandboxed=sandboxed) + "\n")
+    (layout.summary).write_text(class_summary(grades, sandboxed=sandboxed) + "\n")
+    histogram, pass_rates_png = layout.plots
     graded = [g for g in grades if g.max_score]
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.hist([100 * g.score / g.max_score for g in graded], bins=10, range=(0, 100),
@@ -161,7 +164,7 @@ def write_summary(grades: list[NotebookGrade], out: Path, sandboxed: bool = True
     ax.set(xlabel="score (% of the notebook's points)", ylabel="notebooks",
            title="Score distribution")
     fig.tight_layout()
-    fig.savefig(out / "score_histogram.png", dpi=120)
+    fig.savefig(histogram, dpi=120)
     plt.close(fig)
 
     rates = sorted(pass_rates([g for g in grades if g.executed]).items())
@@ -171,6 +174,6 @@ def write_summary(grades: list[NotebookGrade], out: Path, sandboxed: bool = True
     ax.invert_yaxis()
     ax.set(xlim=(0, 100), xlabel="notebooks passing (%)", title="Pass rate per exercise")
     fig.tight_layout()
-    fig.savefig(out / "pass_rates.png", dpi=120)
+    fig.savefig(pass_rates_png, dpi=120)
     plt.close(fig)
-    return [out / "summary.txt", out / "score_histogram.png", out / "pass_rates.png"]
+    return [layout.summary, histogram, pass_rates_png]

@@ -10,6 +10,9 @@ import sys
 # tf.function take several seconds on a laptop CPU; the heaviest solution cell (06's training)
 # takes about 20 s in fast mode, so 120 s leaves room on a loaded grading machine.
 CELL_TIMEOUT_S = 120
+# Memory one graded kernel may map, in MiB (TensorFlow alone maps about 2 GiB of address space on
+# import; a student's runaway allocation stops here, not at the machine's end).
+DEFAULT_MEMORY_LIMIT_MB = 8192
 # Seconds to wait for a kernel to start (a loaded machine with several workers needs more).
 KERNEL_STARTUP_TIMEOUT_S = 120
 # The kernel every notebook runs with, whatever kernelspec a submission names (G06).
