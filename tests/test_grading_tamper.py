@@ -185,6 +185,39 @@ display({"text/plain": "A" * 30_000_000}, raw=True)
 def square_grad(x):
     raise ValueError("\x1b[2J\x1b[3J\x1b[H all clear")
 """,
+        # Routes a second red-team session found.
+        "session_send": """
+from jupyter_client.session import Session
+original_send = Session.send
+
+def quiet_send(self, stream, msg_or_type, content=None, *args, **kwargs):
+    kind = msg_or_type if isinstance(msg_or_type, str) else msg_or_type.get("header", {}).get("msg_type")
+    if kind == "error":
+        return {}
+    if kind == "execute_reply" and isinstance(content, dict) and content.get("status") == "error":
+        content = {"status": "ok", "execution_count": content.get("execution_count"),
+                   "user_expressions": {}, "payload": []}
+    return original_send(self, stream, msg_or_type, content, *args, **kwargs)
+
+put = setattr
+put(Session, "send", quiet_send)
+""",
+        "code_swap": """
+import operator
+put = setattr
+impl = operator.attrgetter("_implementation")(np.allclose)
+always = lambda a, b, rtol=1e-05, atol=1e-08, equal_nan=False: True
+put(impl, "__co" + "de__", operator.attrgetter("__co" + "de__")(always))
+
+def square_grad(x):
+    return tf.constant(0.0)
+""",
+        "linecache": """
+import linecache
+
+def square_grad(x):
+    raise ValueError("".join("".join(entry[2]) for entry in list(linecache.cache.values())))
+""",
     }
 
 
@@ -213,6 +246,12 @@ def graded(tmp_path_factory):
         path = submitted / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
         path.parent.mkdir(parents=True)
         nbformat.write(nb, path)
+    relabelled = nbformat.from_dict(blank)  # an answer cell made a graded cell of 10 points
+    cell = [c for c in relabelled.cells if c.metadata.get("nbgrader", {}).get("solution")][1]
+    cell.metadata["nbgrader"].update(grade=True, points=10)
+    path = submitted / "relabelled" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(relabelled, path)
     linked = submitted / "symlinks" / ASSIGNMENT
     linked.mkdir(parents=True)
     (linked / f"{ASSIGNMENT}.ipynb").symlink_to(GUARDED[1])  # the solutions, hidden tests and all
@@ -260,7 +299,7 @@ def test_innocent_full_submission_keeps_full_marks_unflagged(graded):
 @pytest.mark.parametrize("student", ["run_solutions", "read_hidden_tests", "rewrite_checks",
                                      "edit_gradebook", "overwrite_others", "network", "linger",
                                      "display_result", "shared_memory", "flood", "symlinks",
-                                     "terminal_escapes"])
+                                     "terminal_escapes", "relabelled", "linecache"])
 def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     assert _score(graded["by"][student]) == 0, graded["by"][student]
 
@@ -280,6 +319,11 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     ("fake_module", None, "the name 'checks' no longer refers to the course's check module"),
     ("helpers_of_checks", None, "an attribute of a check module or of a module it uses was changed"),
     ("history", None, "uses In"),
+    ("session_send", None, "imports from jupyter_client.session"),
+    ("session_send", None, "a method of the IPython shell or the kernel was changed while cell"),
+    ("code_swap", None, "computed attribute access"),
+    ("code_swap", None, "an attribute of a check module or of a module it uses was changed"),
+    ("linecache", None, "the source of executed cells"),
 ])
 def test_probe_in_its_own_interpreter_is_flagged_for_review_with_the_reason(graded, student, points, flag):
     rows = graded["by"][student]
@@ -292,6 +336,13 @@ def test_no_probe_harms_anyone_or_anything(graded):
     assert graded["unchanged"]  # submissions, checks, solutions, nbgrader's code
     assert not graded["connected"] and graded["left"] == ""
     assert _score(graded["by"]["ada_full"]) == 10  # the gradebook edit did not land
+
+
+def test_changed_cell_metadata_is_put_back_and_costs_no_one_anything(graded):
+    rows = graded["by"]["relabelled"]
+    assert {r["grade_id"]: float(r["max_score"]) for r in rows} == {
+        "test_square_grad": 2, "test_sum_squared_grad": 2, "test_train_step": 3, "test_fit_line": 3}
+    assert rows[0]["failed_steps"] == "" and "put back as released" in rows[0]["notes"]
 
 
 def test_symbolic_links_are_never_followed(graded):

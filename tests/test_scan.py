@@ -54,7 +54,19 @@ COURSE_NAMES = {"tf": "tensorflow", "np": "numpy", "plt": "matplotlib.pyplot",
     ("for src in In:\n    print(src)", "uses In"),
     ("import os as q\nq.fork()", "uses q.fork"),
     ("getattr(checks, 'check_' + name)", "getattr with a computed or private name"),
+    # a second red-team session
+    ("from jupyter_client.session import Session\nput = setattr\nput(Session, 'send', f)",
+     "imports from jupyter_client.session"),
+    ("from jupyter_client.session import Session\nput = setattr\nput(Session, 'send', f)",
+     "uses setattr as a value"),
+    ("import operator\nimpl = operator.attrgetter('_implementation')(np.allclose)", "computed attribute access"),
+    ("operator.attrgetter('__kwdefaults__')(checks.assert_close).update(atol=1)", "computed attribute access"),
+    ("checks.assert_close.__kwdefaults__['atol'] = 1", "default arguments"),
+    ("import linecache\nprint(linecache.cache)", "the source of executed cells"),
+    ("get_ipython().kernel.get_parent()", "the message being executed"),
 ])
+
+
 def test_construct_no_exercise_needs_is_flagged_with_its_line(source, reason):
     flags = scan_source(source, COURSE_NAMES)
     assert any(reason in r for _, r in flags), flags
@@ -88,4 +100,18 @@ def _accepted_alternatives():
 
 @pytest.mark.parametrize("source", list(_accepted_alternatives()))
 def test_correct_alternative_answers_are_never_flagged(source):
+    assert scan_source(source, COURSE_NAMES) == []
+
+
+@pytest.mark.parametrize("source", [
+    "from IPython.display import display, Markdown\ndisplay(Markdown('**done**'))",
+    "plt.rcParams['figure.figsize'] = (6, 4)",
+    "import os\nos.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'",
+    "%config InlineBackend.figure_format = 'retina'",
+    "class Counter:\n    def __init__(self):\n        self._seen = 0\n    def add(self):\n        self._seen += 1",
+    "from dataclasses import dataclass\n@dataclass\nclass S:\n    a: int = 1\nprint(vars(S()))",
+    "opt = getattr(tf.keras.optimizers, opt_name)(learning_rate=0.1)",
+    "import numpy as np\nfrom typing import Union\nsquare = lambda x: x * x\nprint(f'{square(3)}')",
+])
+def test_innocent_styles_a_student_may_write_are_not_flagged(source):
     assert scan_source(source, COURSE_NAMES) == []

@@ -65,3 +65,18 @@ def test_repair_leaves_an_intact_submission_as_it_is():
     release = nbformat.read(_release_notebook(), as_version=4)
     nb = copy.deepcopy(release)
     assert repair_grade_cells(nb, release) == [] and nb == release
+
+
+def test_changed_nbgrader_metadata_is_put_back_as_released_and_noted():
+    release = nbformat.read(_release_notebook(), as_version=4)
+    nb = copy.deepcopy(release)
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
+    answer.metadata["nbgrader"].update(grade=True, points=10)  # an answer cell made worth 10 points
+    stranger = nbformat.v4.new_code_cell("pass", metadata={"nbgrader": {
+        "grade": True, "grade_id": "extra_credit", "points": 5, "solution": False, "locked": False}})
+    nb.cells.append(stranger)
+    notes = repair_grade_cells(nb, release)
+    assert [c.metadata for c in nb.cells[:-1]] == [c.metadata for c in release.cells]
+    assert "nbgrader" not in nb.cells[-1].metadata
+    assert any("had its nbgrader metadata changed: put back" in n for n in notes)
+    assert any("carried nbgrader metadata the assignment does not have" in n for n in notes)

@@ -23,7 +23,22 @@ from IPython import get_ipython
 
 # Modules whose attributes are watched besides the check modules and those they use.
 WATCHED = ("IPython.core.interactiveshell", "ipykernel.ipkernel", "ipykernel.kernelbase",
-           "ipykernel.zmqshell", "ipykernel.displayhook", "builtins")
+           "ipykernel.zmqshell", "ipykernel.displayhook", "ipykernel.iostream",
+           "jupyter_client.session", "builtins", "linecache")
+
+
+def _fingerprint(value):
+    """What identifies a function or class as it is: the object, and for a function its code and
+    default arguments (changed in place, they keep the object's id), through ``__wrapped__`` and
+    NumPy's ``_implementation``."""
+    if isinstance(value, types.MethodType):  # made anew at each access: same method, new object
+        return ("method", id(value.__self__), _fingerprint(value.__func__))
+    parts = [id(value)]
+    for inner in (value, getattr(value, "__wrapped__", None), getattr(value, "_implementation", None)):
+        if isinstance(inner, types.FunctionType):
+            parts += [id(inner.__code__), tuple(map(id, inner.__defaults__ or ())),
+                      tuple(sorted((k, id(v)) for k, v in (inner.__kwdefaults__ or {}).items()))]
+    return tuple(parts)
 
 
 def _ids(items):
@@ -43,7 +58,10 @@ def _course_modules():
 def _state():
     ip = get_ipython()
     kernel = getattr(ip, "kernel", None)
-    classes = [c for obj in (ip, kernel) if obj is not None for c in type(obj).__mro__ if c is not object]
+    # The shell, the kernel, and what carries results out: its session, output streams, hooks.
+    carriers = (ip, kernel, getattr(kernel, "session", None), sys.stdout, sys.stderr,
+                ip.displayhook, ip.display_pub)
+    classes = {c for obj in carriers if obj is not None for c in type(obj).__mro__ if c is not object}
     modules = _course_modules()
     course_values = {name: id(value) for name, value in ip.user_ns.items()
                      if isinstance(value, types.ModuleType) and value.__name__ in modules
@@ -58,12 +76,13 @@ def _state():
         "an IPython AST transformer": _ids(ip.ast_transformers),
         "a custom exception handler": [repr(ip.custom_exceptions)],
         "an IPython event hook": sorted((name, _ids(cbs)) for name, cbs in ip.events.callbacks.items()),
-        "sys.excepthook or sys.displayhook": _ids([sys.excepthook, sys.displayhook]),
+        "sys.excepthook or sys.displayhook": [_fingerprint(sys.excepthook), _fingerprint(sys.displayhook)],
         "a trace or profile function": _ids([sys.gettrace(), sys.getprofile()]),
         "an import hook": _ids(sys.meta_path) + _ids(sys.path_hooks),
         "a method of the IPython shell or the kernel":
             [shadowed(ip), shadowed(kernel) if kernel is not None else []] +
-            [(c.__qualname__, sorted((k, id(v)) for k, v in vars(c).items())) for c in classes],
+            sorted((c.__module__, c.__qualname__, sorted((k, _fingerprint(v)) for k, v in vars(c).items()))
+                   for c in classes),
         "a kernel message handler": sorted(
             (k, getattr(getattr(v, "__func__", v), "__qualname__", "?"))
             for k, v in getattr(kernel, "shell_handlers", {}).items()),
@@ -71,8 +90,9 @@ def _state():
         # Functions and classes only: data attributes change on their own (sys.last_value after
         # an error, caches); replacing what the checks call is what matters.
         "an attribute of a check module or of a module it uses": {
-            n: {k: id(v) for k, v in list(vars(sys.modules[n]).items())
-                if callable(v) and not isinstance(v, types.ModuleType) and not k.startswith("_grader")}
+            n: {k: _fingerprint(v) for k, v in list(vars(sys.modules[n]).items())
+                if callable(v) and not isinstance(v, types.ModuleType) and not k.startswith("_grader")
+                and k not in ("last_type", "last_value", "last_traceback", "last_exc")}
             for n in modules if sys.modules.get(n) is not None},
         "a name the notebook imported from the course": course_values,
     }
@@ -141,10 +161,30 @@ def _check_modules(checks_dir):
     return found
 
 
+def _forget_next_cell(ip):
+    """Keep the next cell's source (a graded cell: hidden tests) out of ``linecache``, where IPython
+    puts every cell for its tracebacks and where code the cell calls could read it."""
+    import linecache
+
+    compiler = ip.compile
+    cache = type(compiler).cache
+
+    def once(transformed_code, number=0, raw_code=None):
+        del compiler.cache
+        name = cache(compiler, transformed_code, number, raw_code)
+        linecache.cache.pop(name, None)
+        return name
+
+    compiler.cache = once
+
+
 def probe(token, checks_dir, graded):
     """``{"changed": what changed since the last probe, "checks": findings on the check modules
-    (before a ``graded`` cell)}``. The last state is kept on ``builtins`` under ``token``."""
+    (before a ``graded`` cell)}``. The last state is kept on ``builtins`` under ``token``. Before
+    a ``graded`` cell, that cell's source is kept out of ``linecache``."""
     holder = vars(builtins).setdefault(token, {})
+    if graded:
+        _forget_next_cell(get_ipython())
     now = _state()
     before = holder.get("state")
     holder["state"] = now

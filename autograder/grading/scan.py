@@ -6,6 +6,7 @@ A flag never changes a score: the instructor reads the reason and the line, and 
 from __future__ import annotations
 
 import ast
+import builtins
 
 from IPython.core.inputtransformer2 import TransformerManager
 
@@ -18,8 +19,20 @@ SUSPECT_MODULES = {
     "shutil": "file access", "glob": "file access", "sqlite3": "a database",
     "socket": "the network", "urllib": "the network", "requests": "the network",
     "http": "the network", "IPython": "IPython's internals", "ipykernel": "the kernel's internals",
-    "nbformat": "notebook files", "nbgrader": "the grader",
+    "jupyter_client": "the kernel's messaging", "zmq": "the kernel's messaging",
+    "traitlets": "the kernel's configuration", "tornado": "the kernel's event loop",
+    "nbformat": "notebook files", "nbgrader": "the grader", "pickle": "object serialization",
+    "marshal": "code objects", "linecache": "the source of executed cells", "dis": "code objects",
+    "threading": "threads", "_thread": "threads", "signal": "signals", "atexit": "exit hooks",
+    "code": "an interpreter", "codeop": "compiling", "runpy": "running modules",
 }
+# Modules whose harmless parts an exercise may import (``from IPython.display import display``).
+ALLOWED_FROM = {"IPython.display"}
+# Names whose import from any module is worth a look.
+SUSPECT_NAMES = {"CodeType": "code objects", "FunctionType": "function objects",
+                 "ModuleType": "module objects", "attrgetter": "computed attribute access",
+                 "methodcaller": "computed method calls", "setattr": "setattr",
+                 "update_wrapper": "a function disguised as another"}
 SUSPECT_CALLS = {
     "exec": "exec", "eval": "eval", "compile": "compile", "__import__": "__import__",
     "globals": "globals()", "vars": "vars()", "setattr": "setattr", "delattr": "delattr",
@@ -38,6 +51,11 @@ SUSPECT_ATTRIBUTES = {
     "ast_transformers": "an IPython AST transformer", "set_custom_exc": "a custom exception handler",
     "CustomTB": "a custom exception handler", "events": "IPython event hooks",
     "register_magic_function": "a new magic", "user_ns": "the notebook's namespace",
+    "__defaults__": "a function's default arguments", "__kwdefaults__": "a function's default arguments",
+    "_implementation": "a function's implementation", "__wrapped__": "a function's implementation",
+    "attrgetter": "computed attribute access", "methodcaller": "computed method calls",
+    "CodeType": "code objects", "FunctionType": "function objects", "ModuleType": "module objects",
+    "get_parent": "the message being executed", "session": "the kernel's messaging",
 }
 # Attributes flagged only on the modules that reach the process and the disk (a list's .remove
 # is ordinary; os.remove is not).
@@ -51,7 +69,6 @@ SYSTEM_ATTRIBUTES = {
     "rmtree": "file access", "listdir": "file access", "walk": "file access",
     "scandir": "file access", "read_text": "file access", "write_text": "file access",
     "read_bytes": "file access", "write_bytes": "file access", "open": "file access",
-    "environ": "the environment",
 }
 # Line magics an exercise may use; any other magic is flagged.
 ALLOWED_MAGICS = {"matplotlib", "time", "timeit", "load_ext", "tensorboard"}
@@ -98,6 +115,8 @@ def scan_source(source: str, imported) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
                             for a in node.names})
+    # Names in call position (``vars(x)``); the same name anywhere else is an alias in the making.
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     found = []
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 1)
@@ -105,16 +124,16 @@ def scan_source(source: str, imported) -> list[tuple[int, str]]:
             found += [(line, r) for r in _import_flags(node, course)]
         elif isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, ast.Name) and func.id in SUSPECT_CALLS:
+            if isinstance(func, ast.Name) and func.id in SUSPECT_CALLS and not (
+                    func.id == "vars" and len(node.args) == 1 and _is_own_object(node.args[0], course, aliases)):
                 found.append((line, f"calls {func.id}: {SUSPECT_CALLS[func.id]}"))
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
             if name in SUSPECT_METHODS:
                 found.append((line, f"calls {name}: {SUSPECT_METHODS[name]}"))
-            if name == "getattr" and len(node.args) > 1 and not (
-                    isinstance(node.args[1], ast.Constant) and not str(node.args[1].value).startswith("_")):
+            if name == "getattr" and len(node.args) > 1 and _suspect_getattr(node, course, aliases):
                 found.append((line, "calls getattr with a computed or private name"))
             if name in ("run_line_magic", "run_cell_magic") and node.args and \
-                    isinstance(node.args[0], ast.Constant) and node.args[0].value not in ALLOWED_MAGICS:
+                    isinstance(node.args[0], ast.Constant) and not _allowed_magic(node):
                 found.append((line, f"uses the magic %{node.args[0].value}"))
         elif isinstance(node, ast.Attribute):
             root = _root_name(node, aliases)
@@ -124,11 +143,15 @@ def scan_source(source: str, imported) -> list[tuple[int, str]]:
                 found.append((line, f"uses {ast.unparse(node)[:60]}: {SYSTEM_ATTRIBUTES[node.attr]}"))
             elif node.attr.startswith("__") and node.attr not in ORDINARY_DUNDERS:
                 found.append((line, f"uses .{node.attr}: Python internals"))
-            elif node.attr.startswith("_") and not node.attr.startswith("__"):
+            elif node.attr.startswith("_") and not node.attr.startswith("__") and \
+                    not _is_own_object(node.value, course, aliases):
                 found.append((line, f"uses .{node.attr}: a private attribute"))
         elif isinstance(node, ast.Name) and node.id in SHELL_NAMES and \
                 isinstance(node.ctx, ast.Load) and not _is_allowed_magic_call(tree, node):
             found.append((line, f"uses {node.id}: the shell or its history"))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
+                node.id in SUSPECT_CALLS | {"getattr": ""} and id(node) not in called:
+            found.append((line, f"uses {node.id} as a value (an alias of it hides what it does)"))
         if isinstance(node, ast.Name) and node.id in course and \
                 isinstance(node.ctx, (ast.Store, ast.Del)):
             found.append((line, f"rebinds {node.id}, a name the course imports"))
@@ -137,8 +160,10 @@ def scan_source(source: str, imported) -> list[tuple[int, str]]:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             for target in targets:
-                for sub in ast.walk(target):
-                    if not isinstance(sub, (ast.Attribute, ast.Subscript)):
+                elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+                for sub in elements:
+                    # Attribute stores; item stores (plt.rcParams[...] = ...) are ordinary.
+                    if not isinstance(sub, ast.Attribute):
                         continue
                     root = _root(sub)
                     name = _root_name(sub, aliases)
@@ -153,6 +178,36 @@ def scan_source(source: str, imported) -> list[tuple[int, str]]:
     return sorted(set(found))
 
 
+def _is_own_object(node: ast.AST, course: dict, aliases: dict) -> bool:
+    """Whether ``node`` is rooted in a name of the student's own (``self``, ``s``, ``Model()``),
+    not in a module the course or the cell imported, a builtin (``type(x)``) or the shell."""
+    root = _root(node)
+    return isinstance(root, ast.Name) and root.id not in course and root.id not in aliases and \
+        root.id not in SYSTEM_MODULES and root.id not in SHELL_NAMES and \
+        not hasattr(builtins, root.id)
+
+
+def _suspect_getattr(node: ast.Call, course: dict, aliases: dict) -> bool:
+    """``getattr(obj, name)`` with a private or dunder constant, or a computed name on anything
+    but a TensorFlow, Keras or NumPy namespace (``getattr(tf.keras.optimizers, name)``)."""
+    name = node.args[1]
+    if isinstance(name, ast.Constant):
+        return str(name.value).startswith("_")
+    root = _root_name(node.args[0], aliases)
+    target = course.get(root, aliases.get(root, root)) or ""
+    return str(target).split(".")[0] not in ("tensorflow", "keras", "numpy") or \
+        any(isinstance(n, ast.Call) for n in ast.walk(node.args[0]))
+
+
+def _allowed_magic(node: ast.Call) -> bool:
+    """A magic an exercise may use; ``%config`` only for the inline plots' settings."""
+    magic = node.args[0].value
+    if magic == "config":
+        arg = node.args[1] if len(node.args) > 1 else None
+        return isinstance(arg, ast.Constant) and str(arg.value).strip().startswith("InlineBackend.")
+    return magic in ALLOWED_MAGICS
+
+
 def _import_flags(node, course: dict) -> list[str]:
     """Reasons to flag one import statement: a suspect module, a name taken from ``sys``, ``os``,
     ``builtins`` or IPython, or a course name bound to something else."""
@@ -160,11 +215,13 @@ def _import_flags(node, course: dict) -> list[str]:
     if isinstance(node, ast.ImportFrom):
         module = node.module or ""
         top = module.split(".")[0]
-        if top in SUSPECT_MODULES:
+        if top in SUSPECT_MODULES and module not in ALLOWED_FROM:
             flags.append(f"imports from {module}: {SUSPECT_MODULES[top]}")
         for alias in node.names:
             if top in ("sys", "os", "builtins", "posix", "gc"):
                 flags.append(f"imports {alias.name} from {module}: the interpreter or the system")
+            if alias.name in SUSPECT_NAMES:
+                flags.append(f"imports {alias.name}: {SUSPECT_NAMES[alias.name]}")
             bound = alias.asname or alias.name
             if bound in course and course[bound] not in (None, f"{module}.{alias.name}"):
                 flags.append(f"rebinds {bound}, a name the course imports")

@@ -206,9 +206,26 @@ def repair_grade_cells(nb, release) -> list[str]:
     - A locked cell of the release that the submission lacks (a deleted test or check cell, G03,
       G12) is put back after the cell that precedes it in the release; nbgrader then overwrites
       locked cells with the source's version, hidden tests included.
+    - A cell's nbgrader metadata is the release's: metadata for a ``grade_id`` the assignment
+      does not have is dropped, and changed flags or points (an answer cell made a graded cell of
+      10 points) are put back, with a note.
     """
     notes = []
     released = {_grade_id(c): c for c in release.cells if _grade_id(c)}
+    for index, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta is None:
+            continue
+        source = released.get(meta.get("grade_id")) if isinstance(meta, dict) else None
+        if source is None:
+            del cell.metadata["nbgrader"]
+            notes.append(f"cell {index + 1} carried nbgrader metadata the assignment does not have: "
+                         "graded as an ordinary cell")
+        elif {k: v for k, v in meta.items() if k != "checksum"} != \
+                {k: v for k, v in source.metadata["nbgrader"].items() if k != "checksum"}:
+            cell.metadata["nbgrader"] = copy.deepcopy(source.metadata["nbgrader"])
+            notes.append(f"cell '{meta['grade_id']}' had its nbgrader metadata changed: put back "
+                         "as released")
     by_id: dict[str, list] = {}
     for cell in nb.cells:
         if _grade_id(cell):
