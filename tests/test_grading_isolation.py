@@ -40,7 +40,7 @@ def graded(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
     proc = subprocess.run(
         [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
-         "--workers", "2"], capture_output=True, text=True, timeout=1800)
+         "--workers", "2", "--assignment", ASSIGNMENT], capture_output=True, text=True, timeout=1800)
     with open(out / "scores_by_exercise.csv") as handle:
         rows = list(csv.DictReader(handle))
     by_student: dict[str, dict] = {}

@@ -264,7 +264,7 @@ def graded(tmp_path_factory):
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
-             "--workers", "2"], capture_output=True, text=True, timeout=1800)
+             "--workers", "2", "--assignment", ASSIGNMENT], capture_output=True, text=True, timeout=1800)
         try:
             server.accept()
             connected = True
