@@ -135,15 +135,16 @@ def sandbox_argv(kernel_dir: Path, work_size_mb: int = WORK_SIZE_MB,
             argv += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             argv += ["--ro-bind", top, top]
+    size = str(work_size_mb * 2**20)
+    # /tmp first: the environment or the course may live under /tmp, bound on top of it below.
     argv += ["--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev",
-             "--perms", "1777", "--size", str(SHM_SIZE_MB * 2**20), "--tmpfs", "/dev/shm"]
+             "--perms", "1777", "--size", str(SHM_SIZE_MB * 2**20), "--tmpfs", "/dev/shm",
+             "--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     made: set[str] = set()
     for path in _python_dirs() + _package_dirs():
         _mkdirs(argv, made, path)
         argv += ["--ro-bind", str(path), str(path)]
-    size = str(work_size_mb * 2**20)
-    argv += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp",
-             "--perms", "0755", "--dir", "/home",
+    argv += ["--perms", "0755", "--dir", "/home",
              "--perms", "1777", "--size", size, "--tmpfs", WORKDIR]
     mpl = f"{WORKDIR}/.config/matplotlib"
     argv += ["--perms", "1777", "--dir", f"{WORKDIR}/.config", "--perms", "1777", "--dir", mpl]
