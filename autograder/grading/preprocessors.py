@@ -46,6 +46,14 @@ class GradingExecute(Execute):
         kwargs.setdefault("kernel_manager_class", LimitedKernelManager)
         super().__init__(*args, **kwargs)
 
+    def preprocess(self, nb, resources=None, km=None):
+        # Each notebook gets a kernel of its own, so a state of its own: the token naming the
+        # probe's record in the kernel, the cell that ran last when its changes are suspect
+        # (_previous), and whether a cell the student can edit has run yet.
+        self._token, self._previous, self._student_ran = f"_grader_{uuid.uuid4().hex}", None, False
+        nb.metadata[REVIEW_KEY] = []
+        return super().preprocess(nb, resources, km)
+
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         if cell.cell_type == "code" and cell.source.strip() and self.kc is not None:
             await self._integrity_check(cell, cell_index)
@@ -56,10 +64,6 @@ class GradingExecute(Execute):
     execute_cell = run_sync(async_execute_cell)  # nbclient binds its own at class creation
 
     async def _integrity_check(self, cell, cell_index) -> None:
-        if not hasattr(self, "_token"):
-            # _previous: the cell that ran last, when changes made while it ran are suspect.
-            self._token, self._previous, self._student_ran = f"_grader_{uuid.uuid4().hex}", None, False
-            self.nb.metadata[REVIEW_KEY] = []
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         expression = (f"(lambda ns: (exec({PROBE_SOURCE!r}, ns), ns['probe']({self._token!r}, "
                       f"{CHECKS_DIR!r}, {bool(is_grade(cell))})))({{}})[1]")
