@@ -250,3 +250,39 @@ def test_worker_lost_mid_job_has_its_job_rescheduled_and_grades_stay_the_same(tm
     assert _submission_rows(out / "gradebook.db") == [
         ("full", 3, 3.0), ("g04_edited_locked", 3, 2.0), ("g06_unknown_kernel", 3, 3.0),
         ("g09_noisy_values", 3, 3.0)]
+
+
+def test_grading_on_separately_started_dask_workers_gives_the_same_scores(tmp_path):
+    # A real `dask scheduler` and two `dask worker` processes, each in a folder of its own: the
+    # jobs carry their data, so the workers read nothing of the course or of the output folder.
+    dask = str(Path(sys.executable).parent / "dask")
+    port = _free_port()
+    started = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", str(port),
+                                 "--no-dashboard"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)]
+    try:
+        for name in ("w1", "w2"):
+            (tmp_path / name).mkdir()
+            started.append(subprocess.Popen(
+                [dask, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1", "--no-dashboard",
+                 "--local-directory", str(tmp_path / name)], cwd=tmp_path / name,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True))
+        students = ["full", "g04_edited_locked", "g06_unknown_kernel"]
+        submitted, out = _subset(tmp_path, students), tmp_path / "out"
+        proc = _course_grade(submitted, out, "--scheduler", f"tcp://127.0.0.1:{port}")
+        stdout = proc.communicate(timeout=900)[0]
+        assert proc.returncode == 0, stdout
+        assert _submission_rows(out / "gradebook.db") == [
+            ("full", 3, 3.0), ("g04_edited_locked", 3, 2.0), ("g06_unknown_kernel", 3, 3.0)]
+    finally:
+        for process in started:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
