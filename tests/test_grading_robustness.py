@@ -226,6 +226,11 @@ def test_run_without_the_sandbox_says_so_in_the_table_and_the_summary(tmp_path):
     assert "NOT SANDBOXED" in stdout and "NOT SANDBOXED" in (out / "summary.txt").read_text()
     with open(out / "scores_by_exercise.csv") as handle:
         assert sum(float(r["score"]) for r in csv.DictReader(handle)) == 3
+    # The next run, sandboxed, grades it again rather than keeping an unsandboxed grade unsaid.
+    again = _course_grade(submitted, out)
+    stdout = again.communicate(timeout=600)[0]
+    assert again.returncode == 0 and "(1 graded now, 0 unchanged" in stdout, stdout
+    assert "NOT SANDBOXED" not in stdout + (out / "summary.txt").read_text()
 
 
 def test_worker_lost_mid_job_has_its_job_rescheduled_and_grades_stay_the_same(tmp_path):

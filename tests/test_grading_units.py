@@ -143,7 +143,7 @@ def test_readme_and_command_help_give_the_settings_own_defaults(capsys):
 
     readme = (REPO_ROOT / "README.md").read_text()
     assert f"`--cell-timeout S`\n(default {CELL_TIMEOUT_S})" in readme
-    assert f"(default {DEFAULT_MEMORY_LIMIT_MB}, per notebook)" in readme
+    assert f"(default {DEFAULT_MEMORY_LIMIT_MB}, MiB per notebook" in readme
     with _pytest.raises(SystemExit):
         main(["grade", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())

@@ -5,7 +5,7 @@ import copy
 import nbformat
 import pytest
 
-from autograder.grading.submissions import (read_notebook, repair_grade_cells,
+from autograder.grading.submissions import (find_submissions, read_notebook, repair_grade_cells, stage,
                                             student_id_problem)
 from tests import mutate
 
@@ -80,3 +80,22 @@ def test_changed_nbgrader_metadata_is_put_back_as_released_and_noted():
     assert "nbgrader" not in nb.cells[-1].metadata
     assert any("had its nbgrader metadata changed: put back" in n for n in notes)
     assert any("carried nbgrader metadata the assignment does not have" in n for n in notes)
+
+
+def test_staging_the_same_submission_twice_gives_the_same_bytes(tmp_path):
+    # Resume compares staged files: ids made up for cells (none in nbformat 4.4, duplicated, or a
+    # restored cell) must be the same each time, or an unchanged notebook is graded again.
+    release = nbformat.read(_release_notebook(), as_version=4)
+    test_id = next(c.metadata["nbgrader"]["grade_id"] for c in release.cells
+                   if c.metadata.get("nbgrader", {}).get("grade"))
+    nb = mutate.deleted_cell(mutate.duplicated_cell_ids(mutate.old_format(release)), test_id)
+    mutate.write_class(tmp_path / "class", "a1", {"erin": nb})
+    release_dir = tmp_path / "release" / "a1"
+    release_dir.mkdir(parents=True)
+    nbformat.write(release, release_dir / "a1.ipynb")
+    staged = []
+    for attempt in range(2):
+        [sub] = find_submissions(tmp_path / "class", {"a1": ["a1"]})
+        folder = stage(sub, tmp_path / f"staged{attempt}", release_dir=tmp_path / "release")
+        staged.append((folder / "a1.ipynb").read_bytes())
+    assert staged[0] == staged[1]

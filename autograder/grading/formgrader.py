@@ -34,7 +34,10 @@ c.CourseDirectory.release_directory = "release"
 
 def formgrader_command(out: Path) -> str:
     """The documented command that opens the formgrader on the class graded into ``out``."""
-    course = os.path.relpath(sys.argv[0]) if Path(sys.argv[0]).name == "course" else "course"
+    course = "course"
+    if Path(sys.argv[0]).name == "course":  # as it was typed: .venv/bin/course, or its full path
+        relative = os.path.relpath(sys.argv[0])
+        course = os.path.abspath(sys.argv[0]) if relative.startswith("..") else relative
     return f"{course} formgrader {out}"
 
 

@@ -43,7 +43,7 @@ from .sandbox import SandboxUnavailable, sandbox_problem
 from .settings import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
 from .scan import scan_notebook
 from .submissions import (Submission, find_submissions, printable, read_notebook,
-                          restored_cells, stage, unknown_folders)
+                          restored_cells, stage, student_id_problem, unknown_folders)
 
 
 
@@ -204,7 +204,10 @@ class ClassGrading:
         self.reported = [sub for sub in everything
                          if sub.assignment_id in self.ids or self._read_record(sub)]
         self.gradable = [s for s in subs if s.notebooks.keys() - s.problems.keys()]
-        _create_students(self.config, sorted({s.student_id for s in self.gradable}))
+        # Every student nbgrader can name is in the gradebook, so grades.csv lists a student whose
+        # file was not a notebook too (with 0).
+        _create_students(self.config, sorted({s.student_id for s in subs
+                                              if not student_id_problem(s.folder.parent.name)}))
         for sub in self.gradable:
             try:
                 stage(sub, self.staged_dir, release_dir=self.layout.release)
@@ -212,7 +215,10 @@ class ClassGrading:
                 self.failed.setdefault(sub.key, []).append(f"stage: {type(error).__name__}: {error}")
                 continue
             self.fingerprints[sub.key] = _fingerprint(self._staged(sub))
-            if force or self._read_record(sub).get("sha256") != self.fingerprints[sub.key]:
+            last = self._read_record(sub)
+            # A grade made without the sandbox is made again when this run has it.
+            if force or last.get("sha256") != self.fingerprints[sub.key] or \
+                    (self.sandbox and not last.get("sandboxed", True)):
                 self.todo[sub.key] = sub
 
     def execute(self, workers: int, scheduler: str | None = None, progress: bool = True) -> None:
@@ -245,7 +251,7 @@ class ClassGrading:
         # A submission that could not be recorded keeps no fingerprint: the next run retries it.
         self._write_record(sub, {
             "sha256": None if not_recorded else self.fingerprints[result.key],
-            "problem": not_recorded or reason,
+            "problem": not_recorded or reason, "sandboxed": self.sandbox,
             "failures": [f"{step}: {why}" for step, why in
                          (("execute", reason), ("record", not_recorded)) if why]})
         shutil.rmtree(folder, ignore_errors=True)
@@ -415,8 +421,9 @@ def failure_messages(path: Path) -> dict[str, str]:
                     text = f"{output.ename}: {output.evalue}".strip()
                     if output.ename == "NotImplementedError":  # the release's placeholder
                         text = "NotImplementedError: the exercise was not answered"
-                    # Escape control characters: a message can carry terminal escapes.
-                    messages[meta["grade_id"]] = printable(text.splitlines()[0])
+                    # One line (checks wrap their messages), control characters escaped: a
+                    # message can carry terminal escapes.
+                    messages[meta["grade_id"]] = printable(" ".join(text.split()))[:600]
                     break
     return messages
 

@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 import threading
+import warnings
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +77,8 @@ def grade_job(job: Job) -> JobResult:
     """Autograde ``job`` in a private scratch course; never raises (see :class:`JobResult`)."""
     started = time.perf_counter()
     os.environ.update(WORKER_ENV)
+    # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not news.
+    warnings.filterwarnings("ignore", message=".*not in session.*")
     scratch = Path(tempfile.mkdtemp(prefix="grading-job-"))
     timer = threading.Timer(job.timeout_s, _kill_kernels)
     timer.start()

@@ -141,7 +141,7 @@ def _message_kind(message: str) -> str:
     match = re.search(r"\[(M\d\d): ([^\]]+)\]", message)
     if match:
         return f"{match.group(1)}: {match.group(2)}"
-    if "NotImplementedError" in message:
+    if "NotImplementedError" in message or "not written yet" in message:
         return "exercise not answered (NotImplementedError)"
     return _clip(message, 90)
 

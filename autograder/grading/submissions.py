@@ -9,7 +9,7 @@ import copy
 import json
 import re
 import shutil
-import uuid
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -114,6 +114,16 @@ def student_id_problem(student_id: str) -> str | None:
             "grade again")
 
 
+def _stable_id(text: str, taken: set) -> str:
+    """A cell id made from ``text``, not yet in ``taken``: the same notebook always gets the same
+    ids, so a submission staged again is recognised as unchanged (resume)."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+    for start in range(0, len(digest) - 8):
+        if digest[start:start + 8] not in taken:
+            return digest[start:start + 8]
+    raise ValueError("no free cell id")  # 56 tries of 8 hex digits: not in practice
+
+
 def read_notebook(path: Path):
     """Read ``path`` as an nbformat 4.5 notebook, normalized the way front ends differ.
 
@@ -124,10 +134,10 @@ def read_notebook(path: Path):
     nb = nbformat.reads(Path(path).read_text(encoding="utf-8"), as_version=4)
     nb.nbformat_minor = max(nb.get("nbformat_minor", 0), 5)
     seen = set()
-    for cell in nb.cells:
+    for index, cell in enumerate(nb.cells):
         if not isinstance(cell.get("id"), str) or cell["id"] in seen or \
                 not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", cell["id"]):
-            cell["id"] = uuid.uuid4().hex[:8]
+            cell["id"] = _stable_id(f"{index}:{cell.get('source', '')}", seen)
         seen.add(cell["id"])
         cell.setdefault("metadata", nbformat.NotebookNode())
     nb.metadata.pop("widgets", None)
@@ -250,7 +260,7 @@ def repair_grade_cells(nb, release) -> list[str]:
             at = next((i + 1 for i, c in enumerate(nb.cells)
                        if previous and _grade_id(c) == previous), 0)
             restored = copy.deepcopy(cell)
-            restored["id"] = uuid.uuid4().hex[:8]
+            restored["id"] = _stable_id(f"restored:{grade_id}", {c.get("id") for c in nb.cells})
             nb.cells.insert(at, restored)
             present.add(grade_id)
         if grade_id in present:
