@@ -98,11 +98,6 @@ class GradeRun:
     failures: list[str] = field(default_factory=list)
     sandboxed: bool = True
 
-    @property
-    def needs_attention(self) -> list[NotebookGrade]:
-        """Notebooks not (fully) graded, or with a failed step: what the instructor must look at."""
-        return [g for g in self.grades if g.problem or g.failures]
-
 
 def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | None = None,
                 workers: int | None = None, db_url: str | None = None, root: Path = REPO_ROOT,
