@@ -38,6 +38,8 @@ def test_old_format_and_duplicated_ids_are_normalized_to_valid_4_5(tmp_path):
         nbformat.validate(fixed)
         assert fixed.nbformat_minor == 5 and "widgets" not in fixed.metadata
         assert len({c.id for c in fixed.cells}) == len(fixed.cells)
+        again = read_notebook(tmp_path / "s" / "a" / "a.ipynb")  # ids derived, so resume works
+        assert [c.id for c in again.cells] == [c.id for c in fixed.cells]
 
 
 def test_copied_answer_cell_keeps_its_grade_id_on_the_answered_copy():

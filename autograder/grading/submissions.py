@@ -131,7 +131,9 @@ def read_notebook(path: Path):
     state, whose layout differs between JupyterLab, Notebook 7, VS Code and Colab, is dropped
     (grading never needs it). Raises what nbformat raises for a file that is not a notebook.
     """
-    nb = nbformat.reads(Path(path).read_text(encoding="utf-8"), as_version=4)
+    # Not nbformat.reads: its validation replaces duplicated ids with random ones (and warns),
+    # and ids must be derived from the notebook so that a resumed run recognises it.
+    nb = nbformat.convert(nbformat.reader.reads(Path(path).read_text(encoding="utf-8")), 4)
     nb.nbformat_minor = max(nb.get("nbformat_minor", 0), 5)
     seen = set()
     for index, cell in enumerate(nb.cells):
