@@ -1,7 +1,8 @@
 """The grading kernel's sandbox (bubblewrap): what a submission's code can and cannot reach.
 
 A real kernel is started by the real kernel manager (:class:`SandboxedKernelManager`) through
-nbclient, as nbgrader starts it, and runs probe cells; the host side checks the effects.
+nbclient, as nbgrader starts it, and runs probe cells; the host side checks the effects. Every
+probe runs in a warm kernel (forked from a template) and in a cold one (the fallback).
 """
 import hashlib
 import os
@@ -23,19 +24,24 @@ pytestmark = pytest.mark.skipif(sandbox_problem() is not None,
                                 reason=f"no sandbox on this host: {sandbox_problem()}")
 
 
-def _run(cells: list[str], timeout: int = 120) -> list[str]:
-    """Execute ``cells`` in a sandboxed kernel; returns each cell's text output (or error)."""
+def _run(cells: list[str], timeout: int = 120, warm: bool = True) -> list[str]:
+    """Execute ``cells`` in a sandboxed kernel, warm or cold; returns each cell's text output
+    (or error)."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                   kernel_manager_class=SandboxedKernelManager, startup_timeout=300,
-                   resources={"metadata": {"path": str(ROOT / "solutions")}}).execute()
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            kernel_manager_class=SandboxedKernelManager, startup_timeout=300,
+                            resources={"metadata": {"path": str(ROOT / "solutions")}})
+    client.km = km = client.create_kernel_manager()
+    km.warm = warm
+    client.execute()
+    assert (km.warm_template is not None) == warm  # no silent fall back to cold
     return ["".join(o.get("text", "") or f"{o.get('ename')}: {o.get('evalue')}"
                     for o in cell.outputs) for cell in nb.cells]
 
 
-@pytest.fixture(scope="module")
-def probed(tmp_path_factory):
+@pytest.fixture(scope="module", params=["warm", "cold"])
+def probed(tmp_path_factory, request):
     secrets = tmp_path_factory.mktemp("secrets")
     gradebook = secrets / "gradebook.db"
     gradebook.write_text("hidden tests live here")
@@ -63,7 +69,7 @@ def probed(tmp_path_factory):
             "print(os.environ.get('GRADER_SECRET_TOKEN'))",
             "import autograder.checks.tapes, utils; print('imports ok', os.listdir('.'))",
             "open('big', 'wb').write(b'0' * (512 * 2**20))",
-        ])
+        ], warm=request.param == "warm")
         try:
             server.accept()
             connected = True

@@ -22,6 +22,11 @@ def import_tensorflow_quietly() -> None:
     process's stderr, where no environment variable silences it; in a notebook it shows as a red
     block that alarms students. Python exceptions still raise as usual.
     """
+    if os.environ.get("WORKBOOK_WARM_TEMPLATE"):
+        # A warm-kernel template (autograder.grading.warm_template) imports TensorFlow but must
+        # not start its runtime: each kernel forked from it starts its own, as below.
+        import tensorflow  # noqa: F401
+        return
     sys.stderr.flush()
     saved = os.dup(2)
     devnull = os.open(os.devnull, os.O_WRONLY)

@@ -18,6 +18,7 @@ cannot signal a process in another pid namespace.
 """
 from __future__ import annotations
 
+import asyncio
 import glob
 import importlib.util
 import os
@@ -30,7 +31,7 @@ import time
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Integer, Unicode
+from traitlets import Bool, Integer, Unicode
 
 from .kernels import GradingKernelManager
 
@@ -152,17 +153,24 @@ def sandbox_argv(kernel_dir: Path, work_size_mb: int = WORK_SIZE_MB,
         argv += ["--ro-bind", str(cache), f"{mpl}/{cache.name}"]
     _mkdirs(argv, made, kernel_dir)
     argv += ["--bind", str(kernel_dir), str(kernel_dir), "--chdir", WORKDIR, "--clearenv"]
-    # JPY_PARENT_PID=1: the kernel's parent is the sandbox's init (pid 1), which never goes away.
-    outside = os.environ if env is None else env
-    env = {"HOME": WORKDIR, "TMPDIR": "/tmp", "MPLCONFIGDIR": mpl, "MPLBACKEND": "agg",
-           "JPY_PARENT_PID": "1",
-           "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}
-    env.update({k: v for k, v in outside.items()
-                if k in PASSED_ENV or k.startswith(PASSED_ENV_PREFIXES)})
-    for name, value in sorted(env.items()):
+    for name, value in sorted(sandbox_env(env).items()):
         argv += ["--setenv", name, value]
     argv.append("--")
     return argv
+
+
+def sandbox_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of a sandboxed kernel: its own ``HOME``, ``PATH`` and matplotlib
+    settings, and of ``env`` (default: this process's) only the variables of
+    :data:`PASSED_ENV` and :data:`PASSED_ENV_PREFIXES`."""
+    outside = os.environ if env is None else env
+    # JPY_PARENT_PID=1: the kernel's parent is the sandbox's init (pid 1), which never goes away.
+    inside = {"HOME": WORKDIR, "TMPDIR": "/tmp", "MPLCONFIGDIR": f"{WORKDIR}/.config/matplotlib",
+              "MPLBACKEND": "agg", "JPY_PARENT_PID": "1",
+              "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}
+    inside.update({k: v for k, v in outside.items()
+                   if k in PASSED_ENV or k.startswith(PASSED_ENV_PREFIXES)})
+    return inside
 
 
 # Runs first in a kernel's process: caps its address space (bytes; 0: no cap), the size of any
@@ -257,23 +265,50 @@ class SandboxedKernelManager(LimitedKernelManager):
 
     work_size_mb = Integer(WORK_SIZE_MB, help="size of the kernel's writable folders, MiB").tag(
         config=True)
+    warm = Bool(True, help="fork kernels from a template that has imported TensorFlow "
+                "(autograder.grading.warm_kernels); where no template can start, kernels start "
+                "cold").tag(config=True)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        self.kernel_dir = Path(tempfile.mkdtemp(prefix="kernel-"))
-        os.chmod(self.kernel_dir, 0o700)
+        self.warm_template = None
+        kernel_dir = Path(tempfile.mkdtemp(prefix="kernel-"))
+        os.chmod(kernel_dir, 0o700)
         if os.geteuid() == 0:
-            os.chown(self.kernel_dir, NOBODY, NOBODY)
+            os.chown(kernel_dir, NOBODY, NOBODY)
+        self._use_kernel_dir(kernel_dir)
+
+    def _use_kernel_dir(self, kernel_dir: Path) -> None:
+        self.kernel_dir = kernel_dir
         self.transport = "ipc"
-        self.ip = str(self.kernel_dir / "ipc")
-        self.connection_file = str(self.kernel_dir / "kernel.json")
+        self.ip = str(kernel_dir / "ipc")
+        self.connection_file = str(kernel_dir / "kernel.json")
 
     @property
     def kernel_spec(self):
         spec = super().kernel_spec
         if spec is not None:
             spec.interrupt_mode = "message"
+            if self.warm_template is not None:
+                from .warm_kernels import PROVISIONER_NAME
+                spec.metadata["kernel_provisioner"] = {"provisioner_name": PROVISIONER_NAME}
         return spec
+
+    async def _async_pre_start_kernel(self, **kw):
+        if self.warm and self.warm_template is None:
+            from .warm_kernels import WarmKernelsUnavailable, template_for
+            env = sandbox_env(self.launch_env(kw.get("env")))
+            try:
+                self.warm_template = await asyncio.to_thread(template_for, env)
+            except WarmKernelsUnavailable as error:
+                self.log.warning("%s; starting a cold kernel", error)
+                self.warm = False
+            else:  # the connection folder must lie in the template's folder
+                shutil.rmtree(self.kernel_dir, ignore_errors=True)
+                self._use_kernel_dir(self.warm_template.new_kernel_dir())
+        return await super()._async_pre_start_kernel(**kw)
+
+    pre_start_kernel = _async_pre_start_kernel
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
         kernel = AsyncKernelManager.format_kernel_cmd(self, extra_arguments)
@@ -299,9 +334,10 @@ class SandboxedKernelManager(LimitedKernelManager):
             if size > KERNEL_DIR_MAX_BYTES or len(entries) > KERNEL_DIR_MAX_ENTRIES:
                 self.log.error("kernel killed: it wrote %d bytes in %d files into %s",
                                size, len(entries), self.kernel_dir)
-                process = getattr(self.provisioner, "process", None)
-                if process is not None:
-                    process.kill()
+                if hasattr(self.provisioner, "kill_now"):  # a warm kernel
+                    self.provisioner.kill_now()
+                elif getattr(self.provisioner, "process", None) is not None:
+                    self.provisioner.process.kill()
                 return
             time.sleep(0.2)
 

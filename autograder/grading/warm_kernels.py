@@ -1,0 +1,252 @@
+"""Warm grading kernels: forked from a template that has already imported TensorFlow.
+
+A cold grading kernel spends about 3 s starting Python and importing TensorFlow before its first
+cell. Here a *template* (:mod:`.warm_template`) does that once, inside the same bubblewrap sandbox
+a cold kernel gets (:func:`.sandbox.sandbox_argv`), and forks one kernel per notebook, each in
+namespaces and writable folders of its own (see :mod:`.warm_template`). The template never runs a
+student's code, so every kernel starts from the same pristine state.
+
+:class:`WarmKernelProvisioner` hands these kernels to jupyter_client (and so to nbclient and
+nbgrader, unchanged) through the kernel provisioner interface; it is registered as the
+``course-warm-kernel`` entry point and chosen by :class:`.sandbox.SandboxedKernelManager`. One
+template runs per grading process and kernel environment, started at its first kernel and killed
+when the process ends.
+"""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from jupyter_client.provisioning import LocalProvisioner
+
+from .sandbox import NOBODY, launcher, sandbox_argv
+
+PROVISIONER_NAME = "course-warm-kernel"
+TEMPLATE_SOURCE = (Path(__file__).parent / "warm_template.py").read_text()
+
+
+class WarmKernelsUnavailable(RuntimeError):
+    """A template could not start; the message says why (cold kernels still work)."""
+
+
+class KernelHandle:
+    """The host's end of one forked kernel: a connection to its template."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.exit_code: int | None = None
+        self._buffer = b""
+
+    def poll(self) -> int | None:
+        """The kernel's exit code once it has ended, else None; never blocks."""
+        if self.exit_code is None:
+            self.sock.setblocking(False)
+            try:
+                data = self.sock.recv(1024)
+                self._buffer += data
+                if not data:  # the template died
+                    self.exit_code = -9
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                self.exit_code = -9
+            for line in self._buffer.splitlines():
+                if line.startswith(b"exited "):
+                    self.exit_code = int(line.split()[1])
+        return self.exit_code
+
+    def send(self, command: str) -> None:
+        """``kill`` or ``signal N``; a kernel that has ended ignores it."""
+        try:
+            self.sock.setblocking(True)
+            self.sock.sendall(command.encode() + b"\n")
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """Hang up, which kills the kernel if it still runs."""
+        self.sock.close()
+
+
+class Template:
+    """One template process in its sandbox, with its folder (control socket and the kernels'
+    connection folders). ``env`` is the environment that reaches the sandbox."""
+
+    def __init__(self, env: dict[str, str], startup_timeout_s: float = 300):
+        self.env = env
+        self.folder = Path(tempfile.mkdtemp(prefix="warm-kernels-")).resolve()
+        os.chmod(self.folder, 0o700)
+        if os.geteuid() == 0:
+            os.chown(self.folder, NOBODY, NOBODY)
+        self.log = self.folder.with_name(self.folder.name + ".log")
+        self.process: subprocess.Popen | None = None
+        self._start(startup_timeout_s)
+
+    def _start(self, timeout_s: float) -> None:
+        argv = sandbox_argv(self.folder, env=self.env) + launcher(None, os.geteuid() == 0) + \
+            [sys.executable, "-c", TEMPLATE_SOURCE, str(self.folder)]
+        started = threading.Event()
+
+        def keep():  # bwrap --die-with-parent follows the thread that started it: keep it alive
+            with open(self.log, "ab") as log:
+                self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                                stderr=log, cwd=self.folder, env=self.env)
+            started.set()
+            self.process.wait()
+
+        threading.Thread(target=keep, daemon=True, name="warm-kernel-template").start()
+        started.wait()
+        deadline = time.monotonic() + timeout_s
+        while not (self.folder / "control").exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                tail = self.log.read_text(errors="replace").strip().splitlines()[-3:]
+                raise WarmKernelsUnavailable(
+                    "the warm-kernel template did not start: " + (" / ".join(tail) or
+                                                                  "no message"))
+            time.sleep(0.05)
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def new_kernel_dir(self) -> Path:
+        """A fresh connection folder for one kernel, inside the template's folder."""
+        path = Path(tempfile.mkdtemp(prefix="kernel-", dir=self.folder))
+        if os.geteuid() == 0:
+            os.chown(path, NOBODY, NOBODY)
+        return path
+
+    def launch(self, kernel_dir: Path, connection_file: str, memory_limit_bytes: int,
+               work_size_mb: int, stdout_fd: int, stderr_fd: int) -> KernelHandle:
+        """Ask the template for a kernel; returns its handle once it has forked.
+
+        Raises:
+            WarmKernelsUnavailable: the template is gone or refused the request.
+        """
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(30)
+        request = {"kernel_dir": str(kernel_dir), "connection_file": connection_file,
+                   "memory_limit_bytes": memory_limit_bytes, "work_size_mb": work_size_mb}
+        try:
+            sock.connect(str(self.folder / "control"))
+            socket.send_fds(sock, [json.dumps(request).encode() + b"\n"], [stdout_fd, stderr_fd])
+            answer = sock.recv(64)
+        except OSError as error:
+            sock.close()
+            raise WarmKernelsUnavailable(f"the warm-kernel template did not answer: {error}")
+        if not answer.startswith(b"started"):
+            sock.close()
+            raise WarmKernelsUnavailable("the warm-kernel template refused the kernel")
+        return KernelHandle(sock)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_templates: dict[tuple, Template] = {}
+_templates_lock = threading.Lock()
+
+
+def template_for(env: dict[str, str]) -> Template:
+    """The running template for kernels with environment ``env`` (what :func:`.sandbox_env`
+    lets into the sandbox), started (seconds: it imports TensorFlow) if there is none yet or the
+    last one died.
+
+    Raises:
+        WarmKernelsUnavailable: it could not start (the log's last lines say why).
+    """
+    key = tuple(sorted(env.items()))
+    with _templates_lock:
+        template = _templates.get(key)
+        if template is None or not template.alive():
+            if template is not None:
+                template.stop()
+            template = _templates[key] = Template(env)
+        return template
+
+
+@atexit.register
+def stop_templates() -> None:
+    """Stop every template of this process (and so their kernels)."""
+    with _templates_lock:
+        for template in _templates.values():
+            template.stop()
+        _templates.clear()
+
+
+class WarmKernelProvisioner(LocalProvisioner):
+    """A kernel provisioner whose kernels are forked by a warm template (see the module's
+    docstring). Its parent must be a :class:`~.sandbox.SandboxedKernelManager` that has chosen a
+    template (``warm_template``) and a connection folder inside it (``kernel_dir``)."""
+
+    handle: KernelHandle | None = None
+
+    @property
+    def has_process(self) -> bool:
+        return self.handle is not None
+
+    async def launch_kernel(self, cmd, **kwargs):
+        km = self.parent
+        stdout, stderr = kwargs.get("stdout"), kwargs.get("stderr")
+        self.handle = await asyncio.to_thread(
+            km.warm_template.launch, km.kernel_dir, km.connection_file, km.memory_limit_bytes,
+            km.work_size_mb, _fileno(stdout, 1), _fileno(stderr, 2))
+        self.pid = self.pgid = None
+        return self.connection_info
+
+    async def poll(self) -> int | None:
+        return None if self.handle is None else self.handle.poll()
+
+    async def wait(self) -> int | None:
+        if self.handle is None:
+            return None
+        while self.handle.poll() is None:
+            await asyncio.sleep(0.05)
+        code = self.handle.exit_code
+        self.handle.close()
+        self.handle = None
+        return code
+
+    async def send_signal(self, signum: int) -> None:
+        if self.handle is not None:
+            self.handle.send(f"signal {int(signum)}")
+
+    async def kill(self, restart: bool = False) -> None:
+        if self.handle is not None:
+            self.handle.send("kill")
+
+    async def terminate(self, restart: bool = False) -> None:
+        await self.send_signal(15)
+
+    def kill_now(self) -> None:
+        """:meth:`kill`, callable from any thread."""
+        if self.handle is not None:
+            self.handle.send("kill")
+
+    async def cleanup(self, restart: bool = False) -> None:
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+
+def _fileno(stream, default: int) -> int:
+    """The file descriptor a kernel's stdout or stderr goes to: ``stream``'s (a file or an fd),
+    else this process's own (as a cold kernel inherits it)."""
+    if stream is None or stream == subprocess.PIPE:
+        return default
+    if stream == subprocess.DEVNULL:
+        return os.open(os.devnull, os.O_WRONLY)
+    return stream if isinstance(stream, int) else stream.fileno()

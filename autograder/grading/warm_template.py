@@ -1,0 +1,296 @@
+"""A warm-kernel template: runs inside a kernel sandbox (:mod:`.sandbox`) and forks grading kernels
+that start with TensorFlow, NumPy, matplotlib, IPython and the checks already imported.
+
+    python -c "$(cat warm_template.py)" FOLDER   (as .warm_kernels starts it, in the sandbox)
+
+The template imports what every notebook's set-up cell imports (running no TensorFlow op, so no
+TensorFlow thread pool or device exists yet), then listens on ``FOLDER/control`` (a Unix socket;
+the host's end is :mod:`.warm_kernels`). For each request it forks once; the template itself
+never runs a student's code. The fork (the kernel's *keeper*) gives the kernel namespaces of its
+own, nested in the sandbox's: user, mount, pid, network, IPC and UTS, with fresh size-limited
+``/tmp``, working folder and ``/dev/shm``, and ``FOLDER`` hidden except the kernel's own
+connection folder. It then forks the kernel, pid 1 of the new pid namespace, so that everything
+the kernel starts dies with it. The kernel drops every capability, takes its address-space limit,
+re-seeds NumPy's random generator from the OS (a fork would repeat the template's; Python's
+re-seeds itself), starts TensorFlow's runtime and runs ipykernel with the request's connection
+file. A kernel sees in ``/proc`` the sandbox's init, the template and its own keeper (no fresh
+``/proc`` can be mounted in a nested namespace), but can neither signal nor trace them: they are
+outside its pid namespace and not dumpable.
+
+Protocol (one connection per kernel): the host sends one JSON line ``{"kernel_dir",
+"connection_file", "memory_limit_bytes", "work_size_mb"}`` with two file descriptors (the kernel's
+stdout and stderr) attached; the template answers ``started``, then ``exited CODE`` when the kernel
+ends. The host may send ``kill`` or ``signal N``; closing the connection kills the kernel.
+
+Only the standard library is used before the fork, besides the imports that warm the kernel.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import sys
+import traceback
+from pathlib import Path
+
+# Mirrors of the sandbox's settings (this module runs inside it, where .sandbox is not mounted).
+WORKDIR = "/home/student"
+SHM_SIZE_MB = 64
+
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
+CAP_LAST = 63
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what}: {os.strerror(error)}")
+
+
+def _prctl(option: int, value: int) -> None:
+    _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl({option})")
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None):
+    _check(_libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
+                       ctypes.c_ulong(flags), data.encode() if data else None),
+           f"mount {target}")
+
+
+def _drop_capabilities() -> None:
+    """Drop every capability (bounding set, effective, permitted, inheritable) for good: the
+    kernel gets a user namespace of its own, in which it would otherwise hold them all."""
+    for cap in range(CAP_LAST + 1):
+        _libc.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0)  # EINVAL past the last: fine
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    _check(_libc.capset(header, data), "capset")
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def preload() -> None:
+    """Import what the notebooks' set-up cells import, in their order, and the kernel's own code;
+    run no TensorFlow op (a forked TensorFlow must start its runtime after the fork)."""
+    os.environ["WORKBOOK_WARM_TEMPLATE"] = "1"  # utils imports TensorFlow without starting it
+    import utils  # noqa: F401  first, as in the notebooks
+    import numpy  # noqa: F401
+    import tensorflow  # noqa: F401
+    import matplotlib.pyplot  # noqa: F401
+    import matplotlib_inline.backend_inline  # noqa: F401
+    import tqdm.auto  # noqa: F401
+    import utils.data, utils.devices, utils.plots, utils.timing  # noqa: F401, E401
+    import autograder.checks.control_flow, autograder.checks.graphs  # noqa: F401, E401
+    import autograder.checks.software, autograder.checks.tapes  # noqa: F401, E401
+    import autograder.checks.training  # noqa: F401
+    import ipykernel.ipkernel, ipykernel.kernelapp, ipykernel.zmqshell  # noqa: F401, E401
+
+
+def _start_keeper(request: dict, out_fd: int, err_fd: int, template_fds: list[int]) -> None:
+    """In the fork: isolate, fork the kernel, wait for it, exit with its exit code."""
+    try:
+        for fd in template_fds:  # the template's sockets: never the kernel's
+            os.close(fd)
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        _isolate(Path(request["kernel_dir"]), int(request["work_size_mb"]))
+        kernel = os.fork()
+        if kernel == 0:
+            _run_kernel(request, out_fd, err_fd)
+        for forwarded in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(forwarded, lambda signum, _frame: os.kill(kernel, signum))
+        while True:
+            try:
+                _, status = os.waitpid(kernel, 0)
+                break
+            except ChildProcessError:
+                status = 0
+                break
+            except InterruptedError:
+                continue
+        os._exit(os.waitstatus_to_exitcode(status) % 256)
+    except BaseException:
+        traceback.print_exc()
+        os._exit(70)
+
+
+def _isolate(kernel_dir: Path, work_size_mb: int) -> None:
+    """New user, mount, pid, network, IPC and UTS namespaces for this process's children; fresh
+    writable folders; the template's folder hidden but for ``kernel_dir``."""
+    uid, gid = os.getuid(), os.getgid()
+    _prctl(PR_SET_DUMPABLE, 1)  # a non-dumpable process cannot write its own uid_map
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+                         CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    Path("/proc/self/setgroups").write_text("deny")
+    Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+    Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+    # Non-dumpable again: the kernel runs as the same uid, and must not reach this process
+    # (outside its pid namespace, holding capabilities in its user namespace) through /proc.
+    _prctl(PR_SET_DUMPABLE, 0)
+    _mount("none", "/", None, MS_REC | MS_PRIVATE)
+    keep = os.open(kernel_dir, os.O_PATH | os.O_DIRECTORY)  # the folder may lie under /tmp
+    size = f"size={work_size_mb * 2**20}"
+    for target, options in (("/tmp", f"{size},mode=1777"), (WORKDIR, f"{size},mode=1777"),
+                            ("/dev/shm", f"size={SHM_SIZE_MB * 2**20},mode=1777")):
+        _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    os.makedirs(f"{WORKDIR}/.config/matplotlib", exist_ok=True)
+    if kernel_dir.parent.exists():  # not under a fresh tmpfs: hide the template's folder
+        _mount("tmpfs", str(kernel_dir.parent), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+    os.makedirs(kernel_dir, mode=0o700)
+    # Its own connection folder, at the same path (ZMQ ipc sockets are paths).
+    _mount(f"/proc/self/fd/{keep}", str(kernel_dir), None, MS_BIND)
+    os.close(keep)
+
+
+def _run_kernel(request: dict, out_fd: int, err_fd: int) -> None:
+    """In the kernel (pid 1 of its namespace): limits, no capabilities, fresh random state, then
+    ipykernel; never returns."""
+    code = 0
+    try:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        os.close(out_fd)
+        os.close(err_fd)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.chdir(WORKDIR)
+        limit = int(request.get("memory_limit_bytes") or 0)
+        if limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        _drop_capabilities()
+        # Python's random re-seeds itself in a fork (os.register_at_fork); NumPy's does not.
+        import numpy
+        numpy.random.seed()  # from the OS, as a cold interpreter seeds itself
+        del os.environ["WORKBOOK_WARM_TEMPLATE"]
+        from utils import import_tensorflow_quietly
+        import_tensorflow_quietly()  # starts TensorFlow's runtime, as importing utils does
+        from ipykernel.kernelapp import IPKernelApp
+        IPKernelApp.launch_instance(argv=["-f", request["connection_file"]])
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 0 if done.code is None else 1
+    except BaseException:
+        traceback.print_exc()
+        code = 70
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _self_test(folder: Path) -> None:
+    """Fork once as for a kernel, through the isolation step, so that a host where nested
+    namespaces cannot be made fails here, at start, with the reason."""
+    probe = folder / "self-test"
+    probe.mkdir(mode=0o700)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _isolate(probe, 1)
+            os._exit(0)
+        except BaseException as error:
+            print(f"warm kernels unavailable: {error}", file=sys.stderr, flush=True)
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    probe.rmdir()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(3)
+
+
+def serve(folder: Path) -> None:
+    """Preload, test, then fork kernels on request until the host goes away."""
+    preload()
+    _prctl(PR_SET_DUMPABLE, 0)  # no process of the same uid may read or write its memory
+    _self_test(folder)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(folder / "control.tmp"))
+    listener.listen(16)
+    os.rename(folder / "control.tmp", folder / "control")  # ready
+    keepers: dict[int, socket.socket] = {}  # keeper pid -> the host's connection
+    while True:
+        ready, _, _ = select.select([listener, *keepers.values()], [], [], 0.1)
+        for sock in ready:
+            if sock is listener:
+                _accept(listener, keepers)
+            else:
+                _command(sock, keepers)
+        _reap(keepers)
+
+
+def _accept(listener: socket.socket, keepers: dict[int, socket.socket]) -> None:
+    conn, _ = listener.accept()
+    conn.settimeout(10)
+    try:
+        data, fds, _, _ = socket.recv_fds(conn, 65536, 2)
+        while not data.endswith(b"\n"):
+            more = conn.recv(65536)
+            if not more:
+                raise ConnectionError("request cut short")
+            data += more
+        request = json.loads(data)
+        kernel_dir = Path(request["kernel_dir"])
+        if len(fds) != 2 or kernel_dir.parent != FOLDER or not kernel_dir.is_dir() or \
+                Path(request["connection_file"]).parent != kernel_dir:
+            raise ValueError("malformed request")
+    except Exception as error:
+        print(f"warm template: request refused: {error}", file=sys.stderr, flush=True)
+        conn.close()
+        return
+    pid = os.fork()
+    if pid == 0:
+        _start_keeper(request, fds[0], fds[1],
+                      [listener.fileno(), conn.fileno()] + [s.fileno() for s in keepers.values()])
+    for fd in fds:
+        os.close(fd)
+    conn.settimeout(None)
+    keepers[pid] = conn
+    conn.sendall(b"started\n")
+
+
+def _command(sock: socket.socket, keepers: dict[int, socket.socket]) -> None:
+    pid = next(p for p, s in keepers.items() if s is sock)
+    try:
+        words = sock.recv(1024).split()
+    except OSError:
+        words = []
+    try:
+        if not words or words[0] == b"kill":  # the host hung up, or asked
+            os.kill(pid, signal.SIGKILL)
+        elif words[0] == b"signal" and len(words) == 2:
+            os.kill(pid, int(words[1]))
+    except (ProcessLookupError, ValueError):
+        pass
+    if not words:
+        keepers.pop(pid).close()  # reaped below without a listener
+
+
+def _reap(keepers: dict[int, socket.socket]) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        conn = keepers.pop(pid, None)
+        if conn is not None:
+            try:
+                conn.sendall(f"exited {os.waitstatus_to_exitcode(status)}\n".encode())
+            except OSError:
+                pass
+            conn.close()
+
+
+FOLDER = Path(sys.argv[1]).resolve() if __name__ == "__main__" else Path("/nonexistent")
+
+if __name__ == "__main__":
+    serve(FOLDER)

@@ -1,0 +1,123 @@
+"""Warm grading kernels (autograder.grading.warm_kernels): forked from a template that imported
+TensorFlow, each as pristine and as isolated as a cold kernel.
+
+Real kernels are started through nbclient by the real kernel manager, one after another from the
+same template, as nbgrader grades one student after another.
+"""
+import pytest
+import nbformat
+from nbclient import NotebookClient
+
+from autograder.grading import warm_kernels
+from autograder.grading.sandbox import SandboxedKernelManager, sandbox_problem
+
+pytestmark = pytest.mark.skipif(sandbox_problem() is not None,
+                                reason=f"no sandbox on this host: {sandbox_problem()}")
+
+RANDOM = ("import random, numpy as np, tensorflow as tf\n"
+          "print(random.random(), np.random.rand(), float(tf.random.uniform([])))")
+SEEDED = "from utils import setup_notebook\nsetup_notebook(seed=0)\n" + RANDOM
+FIRST_STUDENT = [
+    "import sys; imported = 'tensorflow' in sys.modules\n"
+    "from tensorflow.python.eager import context\n"
+    "print(imported, context.context()._context_handle is not None)",
+    "secret_answer = 42",
+    # Patches a later student would profit from, if they lasted.
+    "import builtins, autograder.checks.tapes as t, tensorflow as tf, numpy as np\n"
+    "t.check_square_grad = lambda *a, **k: None\n"
+    "tf.GradientTape.gradient = lambda *a, **k: 'patched'\n"
+    "np.allclose = lambda *a, **k: True\n"
+    "builtins.answer_key = 'leak'",
+    "import os, subprocess\n"
+    "open('/tmp/leak', 'w').write('A'); open('leak', 'w').write('A'); open('/dev/shm/leak', 'w')\n"
+    "subprocess.Popen(['sleep', '600'], start_new_session=True); print('left behind')",
+    RANDOM,
+    SEEDED,
+]
+NEXT_STUDENT = [
+    "print('secret_answer' in dir())",
+    "import builtins, autograder.checks.tapes as t, tensorflow as tf, numpy as np\n"
+    "print(t.check_square_grad.__module__, tf.GradientTape.gradient.__name__, "
+    "np.allclose.__module__, hasattr(builtins, 'answer_key'))",
+    "import os\n"
+    "print(os.path.exists('/tmp/leak'), os.path.exists('leak'), os.path.exists('/dev/shm/leak'))",
+    "print(sorted(open(f'/proc/{p}/comm').read().strip() for p in os.listdir('/proc') if p.isdigit()))",
+    RANDOM,
+    SEEDED,
+]
+
+
+def _run(cells: list[str], warm: bool = True):
+    """Execute ``cells`` in one sandboxed kernel; returns (text output per cell, kernel manager)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
+                            kernel_manager_class=SandboxedKernelManager, startup_timeout=300)
+    client.km = km = client.create_kernel_manager()
+    km.warm = warm
+    client.execute()
+    return ["".join(o.get("text", "") or f"{o.get('ename')}: {o.get('evalue')}"
+                    for o in cell.outputs).strip() for cell in nb.cells], km
+
+
+@pytest.fixture(scope="module")
+def students():
+    first, first_km = _run(FIRST_STUDENT)
+    template = first_km.warm_template
+    folder_probe = (f"import os; print(os.path.exists({str(template.folder / 'control')!r}), "
+                    f"os.listdir({str(template.folder)!r}))")
+    second, second_km = _run(NEXT_STUDENT + [folder_probe])
+    cold, _ = _run([FIRST_STUDENT[0], RANDOM, SEEDED], warm=False)
+    return {"first": first, "second": second, "cold": cold, "template": template,
+            "same_template": second_km.warm_template is template and template.alive(),
+            "second_dir": second_km.kernel_dir.name}
+
+
+def test_a_warm_kernel_starts_with_tensorflow_imported_and_running(students):
+    assert students["same_template"]  # both students' kernels were forked from one template
+    assert students["first"][0] == "True True"
+    assert students["cold"][0].splitlines()[-1] == "False False"  # a cold kernel has imported nothing yet
+
+
+def test_the_next_kernel_shows_none_of_the_previous_students_variables(students):
+    assert students["second"][0] == "False"
+
+
+def test_modules_patched_by_an_earlier_student_are_pristine(students):
+    assert students["second"][1] == "autograder.checks.tapes gradient numpy False"
+
+
+def test_files_and_processes_of_an_earlier_student_are_gone(students):
+    assert students["first"][3] == "left behind"
+    assert students["second"][2] == "False False False"
+    # The earlier student's sleep died with that student's kernel. /proc is the sandbox's: it lists
+    # the sandbox's init (bwrap), the template and this kernel's keeper, outside this kernel's pid
+    # namespace (it can neither signal nor trace them), and this kernel.
+    processes = eval(students["second"][3])
+    assert "sleep" not in processes and len(processes) <= 4, processes
+
+
+def test_random_state_is_fresh_per_kernel_and_seeding_gives_what_a_cold_kernel_gives(students):
+    first, second, cold = students["first"], students["second"], students["cold"]
+    unseeded = [first[4].split(), second[4].split(), cold[1].splitlines()[-1].split()]
+    for generator in range(3):  # Python's random, NumPy's, TensorFlow's: each differs per kernel
+        values = [kernel[generator] for kernel in unseeded]
+        assert len(set(values)) == 3, values
+    assert first[5].splitlines()[-1] == second[5].splitlines()[-1] == cold[2].splitlines()[-1]
+
+
+def test_a_kernel_cannot_reach_the_template_or_other_kernels_folders(students):
+    control_visible, listing = students["second"][-1].split(" ", 1)
+    assert control_visible == "False"
+    assert eval(listing) == [students["second_dir"]]
+
+
+def test_where_no_template_can_start_kernels_start_cold(monkeypatch, caplog):
+    warm_kernels.stop_templates()
+    monkeypatch.setattr(warm_kernels, "TEMPLATE_SOURCE", "import sys; print('no namespaces'); sys.exit(3)")
+    try:
+        outputs, km = _run(["print(1 + 1)"])
+    finally:
+        warm_kernels.stop_templates()
+    assert outputs == ["2"] and km.warm is False and km.warm_template is None
+    assert "the warm-kernel template did not start: no namespaces" in caplog.text
