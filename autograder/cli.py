@@ -72,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--no-sandbox", action="store_true",
                        help="run kernels without the bubblewrap sandbox (where none can start, "
                             "e.g. macOS); the report says the run was not sandboxed")
+        p.add_argument("--run-demos", action="store_true",
+                       help="run the demonstration cells too (tagged demo in solutions/: timings, "
+                            "plots, the visible checks); by default grading skips them, unchanged")
         p.add_argument("--course-root", type=Path, default=None,
                        help="folder holding solutions/ (default: this workbook)")
 
@@ -127,7 +130,8 @@ def grade(args) -> int:
         run = grade_class(args.submitted, args.out, assignment_ids=args.assignments,
                           workers=args.workers, db_url=args.db_url, memory_limit_mb=limit,
                           force=args.force, feedback=not args.no_feedback,
-                          sandbox=not args.no_sandbox, scheduler=args.scheduler, **extra)
+                          sandbox=not args.no_sandbox, scheduler=args.scheduler,
+                          run_demos=args.run_demos, **extra)
     except SandboxUnavailable as error:
         print(f"course grade: {error}.\nKernels run student code, so grading stops here. To grade "
               "anyway, without the sandbox, add --no-sandbox (the report will say so).",

@@ -118,3 +118,17 @@ def test_no_sample_submission_is_flagged_for_review(graded):
     run, _ = graded
     flagged = {(g.student_id, g.assignment_id): g.review for g in run.grades if g.review}
     assert flagged == {}
+
+
+def test_skipping_demonstration_cells_changes_no_grade_and_no_message(graded, tmp_path):
+    """Grading skips the cells tagged demo in solutions/ (timings, plots, visible checks); the
+    same class graded with every cell run gets the same points and messages for every cell."""
+    run, (submitted, _) = graded
+    full = grade_class(submitted, tmp_path / "out", assignment_ids=sorted(EXPECTED), workers=2,
+                       progress=False, feedback=False, run_demos=True)
+
+    def by_cell(grades):
+        return {(g.student_id, g.assignment_id): (g.scores, g.messages, g.problem) for g in grades}
+
+    assert by_cell(full.grades) == by_cell(run.grades)
+    assert len(full.grades) == len(run.grades) > 40

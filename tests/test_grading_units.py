@@ -1,12 +1,15 @@
 """Unit tests of the grading pipeline's small parts: stderr handling, timeouts, feedback
 tracebacks, failure reasons, the score table and the benchmark's synthetic class."""
+import hashlib
+
 import nbformat
 from nbformat.v4 import new_code_cell, new_output
 
 from autograder.grading.benchmark import build_class
 from autograder.grading.course import assignments
 from autograder.grading.grade import NotebookGrade, failure_reason
-from autograder.grading.preprocessors import HideTracebacks, NameTimeouts, QuietTensorFlowStderr
+from autograder.grading.preprocessors import (GradingExecute, HideTracebacks, NameTimeouts,
+                                              QuietTensorFlowStderr)
 from autograder.grading.reports import class_summary, score_table
 
 TF_LOG = ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
@@ -148,3 +151,25 @@ def test_readme_and_command_help_give_the_settings_own_defaults(capsys):
         main(["grade", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert f"(default: {CELL_TIMEOUT_S})" in help_text and f"(default: {DEFAULT_MEMORY_LIMIT_MB};" in help_text
+
+
+def test_only_unchanged_demonstration_cells_that_no_grade_depends_on_are_skipped(tmp_path):
+    """A real kernel runs the notebook; the demo source is listed by its sha256 as grading lists
+    the cells tagged demo in solutions/."""
+    demo = "print('demo ran')"
+    nbgrader = {"schema_version": 3, "points": 1, "locked": True, "solution": False, "task": False}
+    cells = [
+        new_code_cell(demo),                                  # the author's demo: skipped
+        new_code_cell(demo + "\nhelper = 1"),                 # edited by the student: runs
+        new_code_cell(demo, metadata={"nbgrader": {**nbgrader, "grade": True,
+                                                   "grade_id": "test_x"}}),        # graded: runs
+        new_code_cell(demo, metadata={"nbgrader": {**nbgrader, "grade": False, "points": 0,
+                                                   "solution": True, "locked": False,
+                                                   "grade_id": "x"}}),             # answer: runs
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    executor = GradingExecute(kernel_name="python3", timeout=120, startup_timeout=300,
+                              demo_sha256=[hashlib.sha256(demo.encode()).hexdigest()])
+    executor.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
+    ran = [bool(cell.outputs) for cell in nb.cells]
+    assert ran == [False, True, True, True]

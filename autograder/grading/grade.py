@@ -40,7 +40,7 @@ from .layout import OutputLayout
 from .preprocessors import REVIEW_KEY
 from .release import release
 from .sandbox import SandboxUnavailable, sandbox_problem
-from .settings import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
+from .settings import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB, demo_cell_hashes
 from .scan import scan_notebook
 from .submissions import (Submission, find_submissions, printable, read_notebook,
                           restored_cells, stage, student_id_problem, unknown_folders)
@@ -88,7 +88,9 @@ class NotebookGrade:
 class GradeRun:
     """Everything a grading run produced; files are under ``out``. ``ignored`` lists the
     ``<student>/<folder>`` entries that name no assignment (not graded); ``failures`` lists what
-    failed for the run as a whole (an export), each as ``"<step>: <reason>"``."""
+    failed for the run as a whole (an export), each as ``"<step>: <reason>"``; ``timings`` maps
+    each submission graded in this run (``student/assignment``) to its seconds per step
+    (:attr:`.jobs.JobResult.timings`, "record", "feedback")."""
     out: Path
     grades: list[NotebookGrade]
     seconds: float
@@ -97,6 +99,7 @@ class GradeRun:
     ignored: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     sandboxed: bool = True
+    timings: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | None = None,
@@ -104,7 +107,7 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
                 memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
                 cell_timeout_s: int = CELL_TIMEOUT_S, force: bool = False,
                 feedback: bool = True, progress: bool = True, sandbox: bool = True,
-                scheduler: str | None = None) -> GradeRun:
+                scheduler: str | None = None, run_demos: bool = False) -> GradeRun:
     """Autograde every submission in ``submitted_dir`` into one gradebook.
 
     Args:
@@ -124,6 +127,8 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
             as this user with the machine in view (the report says so).
         scheduler: address of a Dask scheduler to grade on; default an embedded ``LocalCluster``
             of ``workers`` processes (:mod:`.cluster`).
+        run_demos: run the cells tagged ``demo`` in ``solutions/`` too (timings, plots, visible
+            checks that the hidden tests repeat); by default grading skips them, unchanged.
     Returns:
         A :class:`GradeRun`; invalid or ungradable notebooks appear with their ``problem``.
     Raises:
@@ -132,7 +137,7 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     """
     run = ClassGrading(Path(submitted_dir), Path(out), root=root, assignment_ids=assignment_ids,
                        db_url=db_url, cell_timeout_s=cell_timeout_s,
-                       memory_limit_mb=memory_limit_mb, sandbox=sandbox)
+                       memory_limit_mb=memory_limit_mb, sandbox=sandbox, run_demos=run_demos)
     run.stage(force=force)
     run.execute(workers or default_workers(), scheduler=scheduler, progress=progress)
     return run.report(feedback=feedback)
@@ -153,7 +158,8 @@ class ClassGrading:
     def __init__(self, submitted_dir: Path, out: Path, *, root: Path = REPO_ROOT,
                  assignment_ids: list[str] | None = None, db_url: str | None = None,
                  cell_timeout_s: int = CELL_TIMEOUT_S,
-                 memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB, sandbox: bool = True):
+                 memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB, sandbox: bool = True,
+                 run_demos: bool = False):
         # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not news.
         warnings.filterwarnings("ignore", category=SAWarning)
         self.started = time.perf_counter()
@@ -171,6 +177,10 @@ class ClassGrading:
             if problem:
                 raise SandboxUnavailable(problem)
         self.cell_timeout_s, self.sandbox = cell_timeout_s, sandbox
+        self.demo_sha256 = () if run_demos else tuple(demo_cell_hashes(
+            sorted((root / "solutions").glob("*/*.ipynb"))))
+        # Seconds per submission key and step: the job's (JobResult.timings), "record", "feedback".
+        self.timings: dict[str, dict[str, float]] = {}
         self.memory_limit_bytes = memory_limit_mb * 2**20 if memory_limit_mb else None
         self.layout.runs.mkdir(exist_ok=True)
         self.run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.layout.runs))
@@ -223,7 +233,8 @@ class ClassGrading:
         jobs = [Job(sub.student_id, sub.assignment_id,
                     {p.name: p.read_bytes() for p in sorted(self._staged(sub).iterdir())
                      if p.is_file()},
-                    gradebook, self.cell_timeout_s, self.memory_limit_bytes, self.sandbox)
+                    gradebook, self.cell_timeout_s, self.memory_limit_bytes, self.sandbox,
+                    self.demo_sha256)
                 for sub in self.todo.values()]
         run_jobs(jobs, workers, scheduler=scheduler, on_done=self._record, progress=progress)
 
@@ -238,11 +249,13 @@ class ClassGrading:
         reason = "" if result.success else result.reason
         if reason:
             reason += f" (log: {self._keep_log(sub, result)})"
+        started = time.perf_counter()
         try:
             not_recorded = record(self.config, sub,
                                   executed if result.success else folder / "none", reason)
         except Exception as error:  # the gradebook refused it: this submission only
             not_recorded = f"recording in the gradebook failed: {type(error).__name__}: {error}"
+        self.timings[result.key] = {**result.timings, "record": time.perf_counter() - started}
         # A submission that could not be recorded keeps no fingerprint: the next run retries it.
         self._write_record(sub, {
             "sha256": None if not_recorded else self.fingerprints[result.key],
@@ -261,7 +274,7 @@ class ClassGrading:
         with gradebook_lock(out):
             if feedback:
                 done = [s for s in self.gradable if s.key in self.fingerprints]
-                for key, reason in write_feedback(self.config, done).items():
+                for key, reason in write_feedback(self.config, done, self.timings).items():
                     self.failed.setdefault(key, []).append(f"feedback: {reason}")
             grades = collect(self.config, self.reported, self.layout)
             for grade in grades:
@@ -275,7 +288,8 @@ class ClassGrading:
                     run_failures.append(f"{step}: {type(error).__name__}: {error}")
         return GradeRun(out, grades, time.perf_counter() - self.started, len(self.todo),
                         len(self.fingerprints) - len(self.todo),
-                        unknown_folders(self.submitted_dir, self.known), run_failures, self.sandbox)
+                        unknown_folders(self.submitted_dir, self.known), run_failures, self.sandbox,
+                        self.timings)
 
     def _staged(self, sub: Submission) -> Path:
         return self.staged_dir / sub.student_id / sub.assignment_id
@@ -423,14 +437,17 @@ def failure_messages(path: Path) -> dict[str, str]:
     return messages
 
 
-def write_feedback(config, subs: list[Submission]) -> dict[str, str]:
-    """Per-student feedback HTML under ``<out>/feedback/<student>/<assignment>/``.
+def write_feedback(config, subs: list[Submission],
+                   timings: dict[str, dict[str, float]] | None = None) -> dict[str, str]:
+    """Per-student feedback HTML under ``<out>/feedback/<student>/<assignment>/``; the seconds
+    each took go to ``timings[key]["feedback"]`` for the keys ``timings`` holds.
 
     Returns submission key -> why its feedback was not written (G16: a student's text holding
     nbgrader's own markers, say); the other students' feedback is written all the same."""
     api = nbgrader_api(config)
     failed = {}
     for sub in subs:
+        started = time.perf_counter()
         try:
             result = api.generate_feedback(sub.assignment_id, sub.student_id, force=True)
             error = "" if result["success"] else failure_reason(result.get("error", ""),
@@ -439,6 +456,8 @@ def write_feedback(config, subs: list[Submission]) -> dict[str, str]:
             error = f"{type(exception).__name__}: {exception}"
         if error:
             failed[sub.key] = error.removeprefix("grading failed: ")
+        if timings is not None and sub.key in timings:
+            timings[sub.key]["feedback"] = time.perf_counter() - started
     return failed
 
 

@@ -35,7 +35,9 @@ class Job:
     other file) to its bytes; ``gradebook`` is an SQLite gradebook (bytes) holding the released
     assignment, hidden tests included, which nbgrader uses to restore and score the cells.
     ``cell_timeout_s`` (seconds), ``memory_limit_bytes`` (address space of the kernel; None for
-    none), ``sandbox`` and ``timeout_s`` (the whole job, seconds) are the run's settings.
+    none), ``sandbox``, ``demo_sha256`` (the demonstration cells not to run, see
+    :func:`~.settings.demo_cell_hashes`) and ``timeout_s`` (the whole job, seconds) are the run's
+    settings.
     """
     student_id: str
     assignment_id: str
@@ -44,6 +46,7 @@ class Job:
     cell_timeout_s: int
     memory_limit_bytes: int | None
     sandbox: bool
+    demo_sha256: tuple[str, ...] = ()
     timeout_s: float = JOB_TIMEOUT_S
 
     @property
@@ -59,7 +62,9 @@ class JobResult:
     ``"kernel_died"``, ``"out_of_memory"``, ``"timed_out"``, ``"failed"`` (nbgrader or the worker
     broke; ``reason`` says how) or ``"lost"`` (the worker itself died, on the client's side).
     ``executed`` maps notebook names (without ``.ipynb``) to the executed notebook's bytes, as far
-    as they ran; ``log`` is nbgrader's log; ``seconds`` the job's wall time.
+    as they ran; ``log`` is nbgrader's log; ``seconds`` the job's wall time; ``timings`` splits
+    it, in seconds: "kernel start", "set-up cell", "other cells" and "nbgrader" (the rest of
+    nbgrader's autograde on the worker).
     """
     key: str
     kind: str
@@ -67,6 +72,7 @@ class JobResult:
     executed: dict[str, bytes] = field(default_factory=dict)
     log: str = ""
     seconds: float = 0.0
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def success(self) -> bool:
@@ -99,6 +105,7 @@ def grade_job(job: Job) -> JobResult:
 def _autograde(job: Job, scratch: Path) -> JobResult:
     from .course import nbgrader_api, nbgrader_config
     from .grade import failure_reason
+    from .preprocessors import TIMINGS
 
     submitted = scratch / "submitted" / job.student_id / job.assignment_id
     submitted.mkdir(parents=True)
@@ -110,10 +117,15 @@ def _autograde(job: Job, scratch: Path) -> JobResult:
                              submitted_dir=scratch / "submitted", workdir=scratch,
                              cell_timeout_s=job.cell_timeout_s, sandbox=job.sandbox,
                              memory_limit_bytes=job.memory_limit_bytes)
+    config.GradingExecute.demo_sha256 = list(job.demo_sha256)  # the client's, not this host's
     kernel_log = scratch / "kernel-output.log"
     config.LimitedKernelManager.output_log = str(kernel_log)
+    TIMINGS.clear()
+    started = time.perf_counter()
     outcome = nbgrader_api(config).autograde(job.assignment_id, job.student_id, force=True,
                                              create=True)
+    timings = dict(TIMINGS)
+    timings["nbgrader"] = time.perf_counter() - started - sum(TIMINGS.values())
     executed = {p.stem: p.read_bytes() for p in
                 (scratch / "autograded" / job.student_id / job.assignment_id).glob("*.ipynb")}
     log = outcome.get("log", "") or ""
@@ -122,10 +134,10 @@ def _autograde(job: Job, scratch: Path) -> JobResult:
         tail = kernel_log.read_bytes()[-4000:].decode("utf-8", "replace")
         log += f"\n--- the kernel's own stdout and stderr (last lines) ---\n{tail}"
     if outcome.get("success"):
-        return JobResult(job.key, "graded", executed=executed, log=log)
+        return JobResult(job.key, "graded", executed=executed, log=log, timings=timings)
     kind = "kernel_died" if "kernel died" in reason else \
         "out_of_memory" if "out of memory" in reason else "failed"
-    return JobResult(job.key, kind, reason, executed, log)
+    return JobResult(job.key, kind, reason, executed, log, timings=timings)
 
 
 def _kill_kernels() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import hashlib
 import importlib.util
 import os
 import time
@@ -13,8 +14,8 @@ from queue import Empty
 import nbformat
 from jupyter_core.utils import ensure_async, run_sync
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from nbgrader.utils import is_grade
-from traitlets import Integer, Unicode
+from nbgrader.utils import is_grade, is_solution
+from traitlets import Integer, List, Unicode
 
 from .sandbox import LimitedKernelManager, SandboxedKernelManager
 from .settings import TF_LOG_LINE
@@ -22,25 +23,37 @@ from .settings import TF_LOG_LINE
 
 # Key of the notebook metadata where GradingExecute leaves what it flagged for review.
 REVIEW_KEY = "grading_review"
+# Seconds GradingExecute spent in this process, by step ("kernel start", "integrity checks",
+# "set-up cell", "other cells"), summed over notebooks; a grading job clears it first (one job
+# at a time per process).
+TIMINGS: dict[str, float] = {}
 PROBE_SOURCE = (Path(__file__).parent / "integrity_probe.py").read_text()
 # Where the check modules are (the same path inside the sandbox, mounted read-only).
 CHECKS_DIR = importlib.util.find_spec("autograder.checks").submodule_search_locations[0]
 
 
 class GradingExecute(Execute):
-    """nbgrader's ``Execute`` with an integrity check before every code cell.
+    """nbgrader's ``Execute`` with integrity checks, which skips the course's demonstration cells.
 
-    The check (:mod:`.integrity_probe`, run silently in the kernel) reports what the last cell
-    changed in the interpreter: IPython transformers and hooks, exception handlers, import hooks,
-    builtins, replaced methods. Changes made by a locked cell (the course's own, such as
-    ``%matplotlib inline``) are expected; changes made by a cell the student can edit are flagged.
-    Before each graded cell it also checks that the course's check functions hold the code on
-    disk. What it flags goes to the notebook's ``metadata.grading_review`` (a list of strings);
-    scores are never changed here.
+    The check (:mod:`.integrity_probe`, run silently in the kernel) reports what the cells since
+    the last check changed in the interpreter: IPython transformers and hooks, exception handlers,
+    import hooks, builtins, replaced methods. It runs before the first cell the student can edit
+    (after the course's set-up) and before each graded cell, so nothing changed escapes it before
+    a grade is given. Changes made by locked cells before any student cell (the course's own,
+    such as ``%matplotlib inline``) are expected; later changes are flagged with the cells that
+    ran since the last check. Before each graded cell it also checks that the course's check
+    functions hold the code on disk. What it flags goes to the notebook's
+    ``metadata.grading_review`` (a list of strings); scores are never changed here.
+
+    A cell whose source is one of :attr:`demo_sha256`, and which is neither graded nor an answer
+    cell, is not run: the author marked it as a demonstration no grade depends on.
     """
 
     probe_timeout_s = Integer(30, help="longest wait for one integrity check, seconds").tag(
         config=True)
+    demo_sha256 = List(Unicode(), help="sha256 of the sources of the course's demonstration "
+                       "cells (settings.demo_cell_hashes): such a cell, unchanged and neither "
+                       "graded nor an answer, is not run").tag(config=True)
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("kernel_manager_class", LimitedKernelManager)
@@ -48,18 +61,61 @@ class GradingExecute(Execute):
 
     def preprocess(self, nb, resources=None, km=None):
         # Each notebook gets a kernel of its own, so a state of its own: the token naming the
-        # probe's record in the kernel, the cell that ran last when its changes are suspect
-        # (_previous), and whether a cell the student can edit has run yet.
-        self._token, self._previous, self._student_ran = f"_grader_{uuid.uuid4().hex}", None, False
+        # probe's record in the kernel, the suspect cells that ran since the last probe, and
+        # whether a cell the student can edit has run yet.
+        self._token, self._suspects, self._student_ran = f"_grader_{uuid.uuid4().hex}", [], False
+        self._demo_sha256 = set(self.demo_sha256)
         nb.metadata[REVIEW_KEY] = []
         return super().preprocess(nb, resources, km)
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
-        if cell.cell_type == "code" and cell.source.strip() and self.kc is not None:
+        if self._is_demo(cell):
+            return cell
+        if cell.cell_type != "code" or not cell.source.strip() or self.kc is None:
+            return await super().async_execute_cell(cell, cell_index, execution_count,
+                                                    store_history)
+        nbgrader = cell.metadata.get("nbgrader", {})
+        if is_grade(cell) or (not self._student_ran and not nbgrader.get("locked")):
+            started = time.perf_counter()
             await self._integrity_check(cell, cell_index)
+            TIMINGS["integrity checks"] = TIMINGS.get("integrity checks", 0.0) + \
+                time.perf_counter() - started
+        # From the first editable cell on, every change is suspect but the set-up cell's.
+        self._student_ran |= not nbgrader.get("locked")
+        if self._student_ran and nbgrader.get("grade_id") != "setup":
+            self._suspects.append(cell_index + 1)
+        started = time.perf_counter()
         # A graded cell's source holds hidden tests: keep it out of the kernel's history (In, _i).
         store_history = store_history and not is_grade(cell)
-        return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        try:
+            return await super().async_execute_cell(cell, cell_index, execution_count,
+                                                    store_history)
+        finally:
+            step = "set-up cell" if cell.metadata.get("nbgrader", {}).get("grade_id") == "setup" \
+                else "other cells"
+            TIMINGS[step] = TIMINGS.get(step, 0.0) + time.perf_counter() - started
+
+    def _is_demo(self, cell) -> bool:
+        """An unchanged demonstration cell of the course, which no grade depends on."""
+        return cell.cell_type == "code" and not is_grade(cell) and not is_solution(cell) and \
+            hashlib.sha256(cell.source.encode()).hexdigest() in self._demo_sha256
+
+    async def async_start_new_kernel(self, **kwargs):
+        started = time.perf_counter()
+        try:
+            return await super().async_start_new_kernel(**kwargs)
+        finally:
+            TIMINGS["kernel start"] = TIMINGS.get("kernel start", 0.0) + time.perf_counter() - started
+
+    async def async_start_new_kernel_client(self):
+        started = time.perf_counter()
+        try:
+            return await super().async_start_new_kernel_client()
+        finally:
+            TIMINGS["kernel start"] = TIMINGS.get("kernel start", 0.0) + time.perf_counter() - started
+
+    start_new_kernel = run_sync(async_start_new_kernel)  # as execute_cell below
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)
 
     execute_cell = run_sync(async_execute_cell)  # nbclient binds its own at class creation
 
@@ -88,17 +144,14 @@ class GradingExecute(Execute):
                                        f"{result.get('evalue')}"]
                 break
         review = self.nb.metadata[REVIEW_KEY]
-        if self._previous:
-            review += [f"{what} was changed while {self._previous} ran" for what in found["changed"]]
+        if self._suspects:
+            first, last = self._suspects[0], self._suspects[-1]
+            ran = f"cell {first}" if first == last else f"cells {first}-{last}"
+            review += [f"{what} was changed while {ran} ran" for what in found["changed"]]
+        self._suspects = []
         before = f"before cell {cell_index + 1}" + (f" ('{grade_id}')" if grade_id else "")
         review += [f"{finding} ({before})" for finding in found["checks"]
                    if not any(r.startswith(finding) for r in review)]
-        # Changes made by the course's set-up (locked cells before any student cell, and the
-        # set-up cell) are expected; from the first editable cell on, every change is suspect.
-        self._student_ran |= not cell.metadata.get("nbgrader", {}).get("locked")
-        suspect = self._student_ran and grade_id != "setup"
-        self._previous = f"cell {cell_index + 1}" + (f" ('{grade_id}')" if grade_id else "") \
-            if suspect else None
 
 
 class SandboxedExecute(GradingExecute):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from pathlib import Path
 
 # Per-cell time limit in graded runs, in seconds. Importing TensorFlow and the first trace of a
 # tf.function take several seconds on a laptop CPU; the heaviest solution cell (06's training)
@@ -41,6 +42,27 @@ TF_LOG_LINE = re.compile(
 # Longest stored output of one cell, in lines (G07: a tf.print every step for 10^5 steps).
 MAX_OUTPUT_LINES = 200
 
+# Cell tag, set when authoring in solutions/, of a cell that only demonstrates (timings, plots,
+# subprocess demos, the visible checks that the hidden tests repeat): grading does not run it.
+DEMO_TAG = "demo"
+
+
+def demo_cell_hashes(notebooks) -> list[str]:
+    """The sha256 (hex) of the source of every code cell tagged :data:`DEMO_TAG` in the given
+    source notebooks (paths). A submitted cell whose source hashes to one of these, and which is
+    neither graded nor an answer cell, is the author's demonstration, unchanged: it is skipped
+    when grading (:class:`~.preprocessors.GradingExecute`). A demo cell a student edited runs."""
+    import hashlib
+    import json
+
+    hashes = set()
+    for path in notebooks:
+        for cell in json.loads(open(path, encoding="utf-8").read())["cells"]:
+            if cell["cell_type"] == "code" and DEMO_TAG in cell["metadata"].get("tags", []):
+                source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+                hashes.add(hashlib.sha256(source.encode()).hexdigest())
+    return sorted(hashes)
+
 
 def put_scripts_on_path() -> None:
     """Put this Python's scripts folder on this process's ``PATH``: nbgrader runs ``alembic`` from
@@ -58,13 +80,15 @@ def _insert_after(steps: list, anchor, new: list) -> None:
     steps[at:at] = new
 
 
-def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None) -> None:
+def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None,
+              run_demos: bool = False) -> None:
     """Fill a traitlets ``Config`` ``c`` with the course's nbgrader settings. Graded kernels run
     in grading mode (:data:`KERNEL_ENV`, given by their kernel manager); nothing else changes.
 
     ``cell_timeout_s`` is the per-cell time limit of graded runs, in seconds. ``sandbox`` runs
     every graded kernel in the bubblewrap sandbox (:mod:`.sandbox`); None: where it is available
-    (Linux with ``bwrap``).
+    (Linux with ``bwrap``). ``run_demos`` runs the demonstration cells (:data:`DEMO_TAG`) of this
+    course's ``solutions/`` too; by default grading skips them.
 
     Directories are relative to the course root (the repository): ``solutions`` is nbgrader's
     source directory and ``notebooks`` its release directory.
@@ -111,6 +135,8 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
     _insert_after(autograde, LimitOutput, [LimitOutputSize, NoCreditFromResults])
     c.Autograde.autograde_preprocessors = autograde
     c.NameTimeouts.cell_timeout_s = cell_timeout_s
+    solutions = sorted((Path(__file__).resolve().parents[2] / "solutions").glob("*/*.ipynb"))
+    c.GradingExecute.demo_sha256 = [] if run_demos else demo_cell_hashes(solutions)
     c.LimitOutput.max_lines = MAX_OUTPUT_LINES
     c.LimitOutput.max_traceback = 100
     # Feedback: scores, but no hidden test source and no traceback that could quote it.

@@ -175,6 +175,11 @@ def _run_kernel(request: dict, out_fd: int, err_fd: int) -> None:
         from utils import import_tensorflow_quietly
         import_tensorflow_quietly()  # starts TensorFlow's runtime, as importing utils does
         from ipykernel.kernelapp import IPKernelApp
+        from ipykernel.kernelbase import Kernel
+        # At shutdown ipykernel signals its children, found through psutil in /proc; this /proc
+        # is the sandbox's, whose pids are not this namespace's. The children die with this
+        # kernel anyway: it is pid 1 of their pid namespace.
+        Kernel._process_children = lambda self: []
         IPKernelApp.launch_instance(argv=["-f", request["connection_file"]])
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else 0 if done.code is None else 1
