@@ -23,7 +23,7 @@ def import_tensorflow_quietly() -> None:
     block that alarms students. Python exceptions still raise as usual.
     """
     if os.environ.get("WORKBOOK_WARM_TEMPLATE"):
-        # A warm-kernel template (autograder.grading.warm_template) imports TensorFlow but must
+        # The grader's warm-kernel template imports TensorFlow here but must
         # not start its runtime: each kernel forked from it starts its own, as below.
         import tensorflow  # noqa: F401
         return

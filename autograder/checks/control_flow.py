@@ -114,8 +114,9 @@ def check_tanh_loop(fn, cases=None, hidden=False):
             assert_close(got, x, f"{name} ({label})", rtol=1e-4, atol=1e-5, check_dtype="float")
             lines = printed_lines(out)
             if len(lines) < steps:
-                fail(f"{name} ({label}) ran {steps} iterations but printed {len(lines)} "
-                     f"line(s). A Python print() runs once, while TensorFlow traces the loop "
+                # Not how many lines: that depends on whether fn was traced before this call.
+                fail(f"{name} ({label}) ran {steps} iterations but did not print once per "
+                     f"iteration. A Python print() runs once, while TensorFlow traces the loop "
                      f"body, and the graph it builds has no print in it.", mistake="M08",
                      fix="print with tf.print(x) inside the loop: it runs on every iteration.")
             if len(lines) > steps:

@@ -7,15 +7,20 @@ Builds a class of ``--students`` students from the sample submissions (the sampl
 assignment *k mod 6*, so the class spans every assignment), grades it
 
   (a) with nbgrader's own command line, ``nbgrader autograde ASSIGNMENT --force``, one assignment
-      after another, in a course folder configured with this course's ``nbgrader_config.py``;
-  (b) with :func:`autograder.grading.grade.grade_class` and ``--workers`` processes;
-  (c) with :func:`~autograder.grading.grade.grade_class` and one worker, which separates what
-      parallelism alone gives ((b) vs (c)) from the pipeline's other differences ((c) vs (a));
-  (d) as (b) without the kernel sandbox, which gives the sandbox's cost per notebook;
+      after another, in a course folder configured with this course's ``nbgrader_config.py`` but
+      as before warm kernels and grading-only execution: each kernel starts cold (Python, then
+      ``import tensorflow``) and every cell runs;
+  (a') the same with the course's defaults, as plain ``nbgrader`` users of this course now get
+      them: warm kernels, demonstration cells skipped;
+  (b) with :func:`autograder.grading.grade.grade_class` on ``--workers`` Dask workers (warm
+      kernels, demonstration cells skipped, every kernel sandboxed);
 
-checks that all three give the same score for every student and graded cell, and prints notebooks
-per minute for each and the ratios. Then it times where one notebook's grading goes: kernel start,
-``import tensorflow``, and the notebook's own cells. Prints figures; asserts nothing about speed.
+checks that all give the same score for every student and graded cell, and prints notebooks per
+minute, the ratios, where (b)'s time goes per notebook (kernel start, integrity checks, set-up
+cell, other cells, the rest of nbgrader's autograde on the worker, recording into the gradebook
+and writing feedback on the client), and each worker's peak memory (PSS of the worker and every
+process under it: kernel template, kernels). Then it times a cold kernel: start, ``import
+tensorflow`` and the full solution's cells. Prints figures; asserts nothing about speed.
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -57,10 +63,16 @@ def build_class(dest: Path, n_students: int) -> list[tuple[str, str]]:
     return pairs
 
 
-def serial_nbgrader(course: Path, submitted: Path, ids: list[str]) -> dict:
-    """Grade with plain ``nbgrader autograde`` in a fresh course folder; returns the scores."""
+# Appended to the course's nbgrader_config.py for (a): cold kernels, every cell run.
+AS_BEFORE = "\nc.SandboxedKernelManager.warm = False\nc.GradingExecute.demo_sha256 = []\n"
+
+
+def serial_nbgrader(course: Path, submitted: Path, ids: list[str], extra_config: str = "") -> dict:
+    """Grade with plain ``nbgrader autograde`` in a fresh course folder whose
+    ``nbgrader_config.py`` is the course's plus ``extra_config``; returns the scores."""
     shutil.copytree(REPO_ROOT / "solutions", course / "solutions")
-    shutil.copy(REPO_ROOT / "nbgrader_config.py", course / "nbgrader_config.py")
+    (course / "nbgrader_config.py").write_text(
+        (REPO_ROOT / "nbgrader_config.py").read_text() + extra_config)
     shutil.copytree(submitted, course / "submitted")
     nbgrader = [sys.executable, "-m", "nbgrader"]
     db = f"--CourseDirectory.db_url={sqlite_url(course / 'gradebook.db')}"
@@ -116,6 +128,10 @@ def _quiet(message) -> None:
     """Output hook that drops the kernel's output (the benchmark prints only its figures)."""
 
 
+STEPS = ("kernel start", "integrity checks", "set-up cell", "other cells", "nbgrader", "record",
+         "feedback")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=20)
@@ -130,41 +146,112 @@ def main(argv: list[str] | None = None) -> int:
         print(f"class: {args.students} students, {n} notebooks across {len(ids)} assignments")
 
         started = time.perf_counter()
-        serial = serial_nbgrader(tmp / "serial", tmp / "class", ids)
+        serial = serial_nbgrader(tmp / "serial", tmp / "class", ids, AS_BEFORE)
         serial_s = time.perf_counter() - started
-        print(f"(a) serial nbgrader autograde: {serial_s:7.1f} s  {60 * n / serial_s:5.2f} notebooks/min")
+        print(f"(a)  serial nbgrader autograde, cold kernels, every cell: {serial_s:7.1f} s  "
+              f"{60 * n / serial_s:6.2f} notebooks/min")
+        started = time.perf_counter()
+        serial_warm = serial_nbgrader(tmp / "serial-warm", tmp / "class", ids)
+        serial_warm_s = time.perf_counter() - started
+        print(f"(a') serial nbgrader autograde, course defaults:         {serial_warm_s:7.1f} s  "
+              f"{60 * n / serial_warm_s:6.2f} notebooks/min")
 
-        run = grade_class(tmp / "class", tmp / "parallel", workers=args.workers, feedback=False)
+        with PeakMemory() as memory:
+            run = grade_class(tmp / "class", tmp / "parallel", workers=args.workers,
+                              feedback=False)
         parallel = read_scores(sqlite_url(tmp / "parallel" / "gradebook.db"))
-        print(f"(b) course grade, {args.workers} workers: {run.seconds:7.1f} s  "
-              f"{60 * n / run.seconds:5.2f} notebooks/min")
-        one = grade_class(tmp / "class", tmp / "one", workers=1, feedback=False, progress=False)
-        one_worker = read_scores(sqlite_url(tmp / "one" / "gradebook.db"))
-        print(f"(c) course grade, 1 worker:  {one.seconds:7.1f} s  "
-              f"{60 * n / one.seconds:5.2f} notebooks/min")
-        bare = grade_class(tmp / "class", tmp / "bare", workers=args.workers, feedback=False,
-                           progress=False, sandbox=False)
-        print(f"(d) course grade, {args.workers} workers, --no-sandbox: {bare.seconds:7.1f} s  "
-              f"{60 * n / bare.seconds:5.2f} notebooks/min")
-        print(f"sandbox: {run.seconds / n:.2f} s per notebook with it (b), {bare.seconds / n:.2f} s "
-              f"without (d): {(run.seconds - bare.seconds) / n:+.2f} s per notebook")
-        print(f"speed-up (b)/(a): {serial_s / run.seconds:.2f}x   from parallelism alone (b)/(c): "
-              f"{one.seconds / run.seconds:.2f}x   pipeline vs plain nbgrader (c)/(a): "
-              f"{serial_s / one.seconds:.2f}x")
-        bare_scores = read_scores(sqlite_url(tmp / "bare" / "gradebook.db"))
-        same = serial == parallel == one_worker == bare_scores and len(serial) > 0
+        print(f"(b)  course grade, {args.workers} workers:                        "
+              f"{run.seconds:7.1f} s  {60 * n / run.seconds:6.2f} notebooks/min")
+        print(f"speed-up (a)/(b): {serial_s / run.seconds:.2f}x   (a)/(a'): "
+              f"{serial_s / serial_warm_s:.2f}x   (a')/(b): {serial_warm_s / run.seconds:.2f}x")
+        same = serial == serial_warm == parallel and len(serial) > 0
         print(f"scores identical: {same} ({len(serial)} graded cells)")
         if not same:
-            for key in sorted(set(serial) | set(parallel)):
-                if serial.get(key) != parallel.get(key):
-                    print(f"  differs: {key}: serial {serial.get(key)} vs parallel {parallel.get(key)}")
+            for key in sorted(set(serial) | set(parallel) | set(serial_warm)):
+                if not serial.get(key) == serial_warm.get(key) == parallel.get(key):
+                    print(f"  differs: {key}: (a) {serial.get(key)} (a') {serial_warm.get(key)} "
+                          f"(b) {parallel.get(key)}")
 
-        print("where one notebook's time goes (full solution, one kernel, nothing else running):")
+        feedback_seconds(run, tmp / "parallel", tmp / "class")
+        print("where (b)'s time goes, seconds per notebook (mean by assignment; record and "
+              "feedback on the client, the rest on a worker):")
+        print(f"  {'':<28}" + "".join(f"{step:>17}" for step in STEPS))
+        for assignment_id in ids:
+            rows = [t for key, t in run.timings.items() if key.endswith("/" + assignment_id)]
+            if rows:
+                print(f"  {assignment_id:<28}" + "".join(
+                    f"{sum(t.get(step, 0.0) for t in rows) / len(rows):17.2f}" for step in STEPS))
+        for worker, peak in sorted(memory.peaks.items()):
+            print(f"peak memory of grading worker {worker} (with its template and kernels): "
+                  f"{peak / 2**20:.0f} MiB")
+
+        print("a cold kernel, one notebook at a time (full solution, nothing else running):")
         for assignment_id in ids:
             path = REPO_ROOT / "solutions" / assignment_id / f"{assignment_id}.ipynb"
             parts = time_one_notebook(path)
             print(f"  {assignment_id:<28} " + "  ".join(f"{k} {v:5.1f} s" for k, v in parts.items()))
     return 0 if same else 1
+
+
+def feedback_seconds(run, out: Path, submitted: Path) -> None:
+    """Time nbgrader's ``generate_feedback`` for each notebook graded in ``run`` (into
+    ``run.timings[key]["feedback"]``), as ``course grade`` writes it after grading."""
+    from .course import nbgrader_api, nbgrader_config
+
+    api = nbgrader_api(nbgrader_config(REPO_ROOT, db_path=out / "gradebook.db", workdir=out,
+                                       submitted_dir=submitted))
+    for key, timings in run.timings.items():
+        student_id, assignment_id = key.split("/")
+        started = time.perf_counter()
+        api.generate_feedback(assignment_id, student_id, force=True)
+        timings["feedback"] = time.perf_counter() - started
+
+
+class PeakMemory:
+    """Samples, twice a second while in its ``with`` block, the memory of each Dask worker started
+    by this process: the PSS (proportional set size: shared pages split among the processes that
+    share them) of the worker and every process under it. ``peaks`` maps worker pid -> bytes."""
+
+    def __init__(self, interval_s: float = 0.5):
+        self.interval_s, self.peaks = interval_s, {}
+        self._stop = threading.Event()
+
+    def __enter__(self):
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        import psutil
+
+        me = psutil.Process()
+        while not self._stop.wait(self.interval_s):
+            for worker in _dask_workers(me):
+                total = 0
+                for process in [worker] + worker.children(recursive=True):
+                    try:
+                        total += process.memory_full_info().pss
+                    except psutil.Error:
+                        pass
+                self.peaks[worker.pid] = max(self.peaks.get(worker.pid, 0), total)
+
+
+def _dask_workers(me) -> list:
+    """This process's Dask worker processes (each a child of a nanny, a child of this process)."""
+    import psutil
+
+    workers = []
+    for nanny in me.children():
+        try:
+            if "distributed" in " ".join(nanny.cmdline()) or nanny.children():
+                workers += [w for w in nanny.children() if "python" in w.name().lower()]
+        except psutil.Error:
+            pass
+    return workers
 
 
 if __name__ == "__main__":

@@ -63,8 +63,8 @@ class JobResult:
     broke; ``reason`` says how) or ``"lost"`` (the worker itself died, on the client's side).
     ``executed`` maps notebook names (without ``.ipynb``) to the executed notebook's bytes, as far
     as they ran; ``log`` is nbgrader's log; ``seconds`` the job's wall time; ``timings`` splits
-    it, in seconds: "kernel start", "set-up cell", "other cells" and "nbgrader" (the rest of
-    nbgrader's autograde on the worker).
+    it, in seconds: "kernel start", "integrity checks", "set-up cell", "other cells" and
+    "nbgrader" (the rest of nbgrader's autograde on the worker).
     """
     key: str
     kind: str

@@ -200,10 +200,16 @@ class WarmKernelProvisioner(LocalProvisioner):
 
     async def launch_kernel(self, cmd, **kwargs):
         km = self.parent
-        stdout, stderr = kwargs.get("stdout"), kwargs.get("stderr")
-        self.handle = await asyncio.to_thread(
-            km.warm_template.launch, km.kernel_dir, km.connection_file, km.memory_limit_bytes,
-            km.work_size_mb, _fileno(stdout, 1), _fileno(stderr, 2))
+        opened: list[int] = []
+        fds = [_fileno(kwargs.get(name), default, opened)
+               for name, default in (("stdout", 1), ("stderr", 2))]
+        try:
+            self.handle = await asyncio.to_thread(
+                km.warm_template.launch, km.kernel_dir, km.connection_file,
+                km.memory_limit_bytes, km.work_size_mb, *fds)
+        finally:
+            for fd in opened:
+                os.close(fd)
         self.pid = self.pgid = None
         return self.connection_info
 
@@ -242,11 +248,12 @@ class WarmKernelProvisioner(LocalProvisioner):
             self.handle = None
 
 
-def _fileno(stream, default: int) -> int:
+def _fileno(stream, default: int, opened: list[int]) -> int:
     """The file descriptor a kernel's stdout or stderr goes to: ``stream``'s (a file or an fd),
-    else this process's own (as a cold kernel inherits it)."""
+    else this process's own (as a cold kernel inherits it); one it opens goes to ``opened``."""
     if stream is None or stream == subprocess.PIPE:
         return default
     if stream == subprocess.DEVNULL:
-        return os.open(os.devnull, os.O_WRONLY)
+        opened.append(os.open(os.devnull, os.O_WRONLY))
+        return opened[-1]
     return stream if isinstance(stream, int) else stream.fileno()
