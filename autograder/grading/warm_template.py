@@ -29,10 +29,12 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import re
 import resource
 import select
 import signal
 import socket
+import stat
 import sys
 import traceback
 from pathlib import Path
@@ -43,7 +45,8 @@ SHM_SIZE_MB = 64
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
-MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND = 1, 2, 4, 32, 4096
+MS_REC, MS_PRIVATE = 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
 CAP_LAST = 63
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
@@ -139,10 +142,23 @@ def _isolate(kernel_dir: Path, work_size_mb: int) -> None:
     _prctl(PR_SET_DUMPABLE, 0)
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
     keep = os.open(kernel_dir, os.O_PATH | os.O_DIRECTORY)  # the folder may lie under /tmp
+    # What the sandbox mounted under /tmp (the environment and the course, in a fresh clone),
+    # but the template's folder: mounted again, read-only, on the fresh /tmp.
+    under_tmp = [(path, flags, os.open(path, os.O_PATH)) for path, flags in _mounts_under("/tmp")
+                 if not (path + "/").startswith(str(kernel_dir.parent) + "/")]
     size = f"size={work_size_mb * 2**20}"
     for target, options in (("/tmp", f"{size},mode=1777"), (WORKDIR, f"{size},mode=1777"),
                             ("/dev/shm", f"size={SHM_SIZE_MB * 2**20},mode=1777")):
         _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for path, flags, fd in under_tmp:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            os.makedirs(path, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            open(path, "a").close()
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND)
+        _mount("none", path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+        os.close(fd)
     os.makedirs(f"{WORKDIR}/.config/matplotlib", exist_ok=True)
     if kernel_dir.parent.exists():  # not under a fresh tmpfs: hide the template's folder
         _mount("tmpfs", str(kernel_dir.parent), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
@@ -150,6 +166,25 @@ def _isolate(kernel_dir: Path, work_size_mb: int) -> None:
     # Its own connection folder, at the same path (ZMQ ipc sockets are paths).
     _mount(f"/proc/self/fd/{keep}", str(kernel_dir), None, MS_BIND)
     os.close(keep)
+
+
+# Per-mount options of /proc/self/mountinfo that a remount must keep (they are locked).
+_MOUNT_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048,
+                "relatime": 1 << 21, "strictatime": 1 << 24}
+
+
+def _mounts_under(prefix: str) -> list[tuple[str, int]]:
+    """Mount points below ``prefix``, in mount order, with their locked flags."""
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
+        if point.startswith(prefix + "/"):
+            flags = 0
+            for option in fields[5].split(","):
+                flags |= _MOUNT_FLAGS.get(option, 0)
+            found.append((point, flags))
+    return found
 
 
 def _run_kernel(request: dict, out_fd: int, err_fd: int) -> None:
