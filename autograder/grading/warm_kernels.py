@@ -126,9 +126,11 @@ class Template:
             os.chown(path, NOBODY, NOBODY)
         return path
 
-    def launch(self, kernel_dir: Path, connection_file: str, memory_limit_bytes: int,
-               work_size_mb: int, stdout_fd: int, stderr_fd: int) -> KernelHandle:
-        """Ask the template for a kernel; returns its handle once it has forked.
+    def launch(self, kernel_dir: Path, connection_file: str, arguments: list[str],
+               memory_limit_bytes: int, work_size_mb: int, stdout_fd: int,
+               stderr_fd: int) -> KernelHandle:
+        """Ask the template for a kernel, with ipykernel's options ``arguments`` after the
+        connection file; returns its handle once it has forked.
 
         Raises:
             WarmKernelsUnavailable: the template is gone or refused the request.
@@ -136,7 +138,8 @@ class Template:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(30)
         request = {"kernel_dir": str(kernel_dir), "connection_file": connection_file,
-                   "memory_limit_bytes": memory_limit_bytes, "work_size_mb": work_size_mb}
+                   "arguments": arguments, "memory_limit_bytes": memory_limit_bytes,
+                   "work_size_mb": work_size_mb}
         try:
             sock.connect(str(self.folder / "control"))
             socket.send_fds(sock, [json.dumps(request).encode() + b"\n"], [stdout_fd, stderr_fd])
@@ -203,9 +206,12 @@ class WarmKernelProvisioner(LocalProvisioner):
         opened: list[int] = []
         fds = [_fileno(kwargs.get(name), default, opened)
                for name, default in (("stdout", 1), ("stderr", 2))]
+        # The kernel command's options after its connection file (nbgrader's keep the history
+        # in memory); the template's own Python runs the kernel.
+        arguments = cmd[cmd.index(km.connection_file) + 1:] if km.connection_file in cmd else []
         try:
             self.handle = await asyncio.to_thread(
-                km.warm_template.launch, km.kernel_dir, km.connection_file,
+                km.warm_template.launch, km.kernel_dir, km.connection_file, arguments,
                 km.memory_limit_bytes, km.work_size_mb, *fds)
         finally:
             for fd in opened:

@@ -18,7 +18,8 @@ file. A kernel sees in ``/proc`` the sandbox's init, the template and its own ke
 outside its pid namespace and not dumpable.
 
 Protocol (one connection per kernel): the host sends one JSON line ``{"kernel_dir",
-"connection_file", "memory_limit_bytes", "work_size_mb"}`` with two file descriptors (the kernel's
+"connection_file", "arguments", "memory_limit_bytes", "work_size_mb"}`` (``arguments``: ipykernel's
+command-line options after the connection file) with two file descriptors (the kernel's
 stdout and stderr) attached; the template answers ``started``, then ``exited CODE`` when the kernel
 ends. The host may send ``kill`` or ``signal N``; closing the connection kills the kernel.
 
@@ -215,7 +216,7 @@ def _run_kernel(request: dict, out_fd: int, err_fd: int) -> None:
         # is the sandbox's, whose pids are not this namespace's. The children die with this
         # kernel anyway: it is pid 1 of their pid namespace.
         Kernel._process_children = lambda self: []
-        IPKernelApp.launch_instance(argv=["-f", request["connection_file"]])
+        IPKernelApp.launch_instance(argv=["-f", request["connection_file"], *request["arguments"]])
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else 0 if done.code is None else 1
     except BaseException:
@@ -279,7 +280,8 @@ def _accept(listener: socket.socket, keepers: dict[int, socket.socket]) -> None:
         request = json.loads(data)
         kernel_dir = Path(request["kernel_dir"])
         if len(fds) != 2 or kernel_dir.parent != FOLDER or not kernel_dir.is_dir() or \
-                Path(request["connection_file"]).parent != kernel_dir:
+                Path(request["connection_file"]).parent != kernel_dir or \
+                not all(isinstance(a, str) for a in request["arguments"]):
             raise ValueError("malformed request")
     except Exception as error:
         print(f"warm template: request refused: {error}", file=sys.stderr, flush=True)
