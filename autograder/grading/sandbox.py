@@ -15,6 +15,9 @@ A submission's code runs in its kernel, so the kernel is where the sandbox goes.
 
 Cell timeouts interrupt the kernel by message (``interrupt_mode: message``), since the grader
 cannot signal a process in another pid namespace.
+
+By default :class:`SandboxedKernelManager`'s kernels are warm: forked, in namespaces of their own,
+from a template in this sandbox that has imported TensorFlow (:mod:`.warm_kernels`).
 """
 from __future__ import annotations
 
