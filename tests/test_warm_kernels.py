@@ -33,6 +33,12 @@ FIRST_STUDENT = [
     "subprocess.Popen(['sleep', '600'], start_new_session=True); print('left behind')",
     RANDOM,
     SEEDED,
+    # Lower the scheduling priority of its session (the scheduler's autogroup), for later kernels.
+    "import ctypes\nctypes.CDLL(None).prctl(4, 1, 0, 0, 0)\n"
+    "try:\n    open('/proc/self/autogroup', 'w').write('19')\nexcept OSError:\n    pass",
+    # Outlive the job: no parent-death signal, and an exit that never ends.
+    "import ctypes, os, time\nctypes.CDLL(None).prctl(1, 0, 0, 0, 0)\n"
+    "os._exit = lambda code=0: time.sleep(10**6)",
 ]
 NEXT_STUDENT = [
     "print('secret_answer' in dir())",
@@ -44,6 +50,13 @@ NEXT_STUDENT = [
     "print(sorted(open(f'/proc/{p}/comm').read().strip() for p in os.listdir('/proc') if p.isdigit()))",
     RANDOM,
     SEEDED,
+    "import os\nprint(open('/proc/self/autogroup').read().split()[-1] "
+    "if os.path.exists('/proc/self/autogroup') else 'no autogroups')",
+    # The connection folder (on the host's disk) takes no file once the kernel's sockets exist.
+    "from ipykernel.kernelapp import IPKernelApp\n"
+    "folder = os.path.dirname(IPKernelApp.instance().connection_file)\n"
+    "try:\n    open(os.path.join(folder, 'blob'), 'w')\nexcept OSError as error:\n"
+    "    print(type(error).__name__, error.errno)",
 ]
 
 
@@ -90,11 +103,19 @@ def test_modules_patched_by_an_earlier_student_are_pristine(students):
 def test_files_and_processes_of_an_earlier_student_are_gone(students):
     assert students["first"][3] == "left behind"
     assert students["second"][2] == "False False False"
-    # The earlier student's sleep died with that student's kernel. /proc is the sandbox's: it lists
-    # the sandbox's init (bwrap), the template and this kernel's keeper, outside this kernel's pid
-    # namespace (it can neither signal nor trace them), and this kernel.
+    # The earlier student's sleep and kernel (which tried to outlive its job) died with its
+    # namespace. /proc is the sandbox's: it lists the sandbox's init (bwrap), the template, this
+    # kernel's keeper and init (it can neither signal nor trace them), and this kernel.
     processes = eval(students["second"][3])
-    assert "sleep" not in processes and len(processes) <= 4, processes
+    assert "sleep" not in processes and len(processes) == 5, processes
+
+
+def test_an_earlier_student_cannot_lower_a_later_kernels_priority(students):
+    assert students["second"][6] in ("0", "no autogroups")
+
+
+def test_the_connection_folder_takes_no_file_from_the_kernel(students):
+    assert students["second"][7] == "OSError 30"  # EROFS: read-only
 
 
 def test_random_state_is_fresh_per_kernel_and_seeding_gives_what_a_cold_kernel_gives(students):
@@ -107,7 +128,7 @@ def test_random_state_is_fresh_per_kernel_and_seeding_gives_what_a_cold_kernel_g
 
 
 def test_a_kernel_cannot_reach_the_template_or_other_kernels_folders(students):
-    control_visible, listing = students["second"][-1].split(" ", 1)
+    control_visible, listing = students["second"][-1].split(" ", 1)  # the folder probe
     assert control_visible == "False"
     assert eval(listing) == [students["second_dir"]]
 

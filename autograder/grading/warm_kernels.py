@@ -109,8 +109,8 @@ class Template:
         deadline = time.monotonic() + timeout_s
         while not (self.folder / "control").exists():
             if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
                 tail = self.log.read_text(errors="replace").strip().splitlines()[-3:]
+                self.stop()
                 raise WarmKernelsUnavailable(
                     "the warm-kernel template did not start: " + (" / ".join(tail) or
                                                                   "no message"))
@@ -157,6 +157,7 @@ class Template:
             self.process.kill()
             self.process.wait()
         shutil.rmtree(self.folder, ignore_errors=True)
+        self.log.unlink(missing_ok=True)
 
 
 _templates: dict[tuple, Template] = {}

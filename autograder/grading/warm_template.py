@@ -9,13 +9,16 @@ the host's end is :mod:`.warm_kernels`). For each request it forks once; the tem
 never runs a student's code. The fork (the kernel's *keeper*) gives the kernel namespaces of its
 own, nested in the sandbox's: user, mount, pid, network, IPC and UTS, with fresh size-limited
 ``/tmp``, working folder and ``/dev/shm``, and ``FOLDER`` hidden except the kernel's own
-connection folder. It then forks the kernel, pid 1 of the new pid namespace, so that everything
-the kernel starts dies with it. The kernel drops every capability, takes its address-space limit,
+connection folder, in a session of its own (so a scheduler autogroup of its own). It forks an
+init, pid 1 of the new pid namespace, which forks the kernel: the init, our code, dies with the
+keeper, and everything in the namespace dies with it, whatever the kernel does; it also makes the
+kernel's connection folder read-only once its sockets exist. The kernel drops every capability,
+takes its address-space limit,
 re-seeds NumPy's random generator from the OS (a fork would repeat the template's; Python's
 re-seeds itself), starts TensorFlow's runtime and runs ipykernel with the request's connection
-file. A kernel sees in ``/proc`` the sandbox's init, the template and its own keeper (no fresh
-``/proc`` can be mounted in a nested namespace), but can neither signal nor trace them: they are
-outside its pid namespace and not dumpable.
+file. A kernel sees in ``/proc`` the sandbox's init, the template, its own keeper and init (no
+fresh ``/proc`` can be mounted in a nested namespace), but can neither signal nor trace them:
+they are outside its pid namespace or pid 1 of it, and not dumpable.
 
 Protocol (one connection per kernel): the host sends one JSON line ``{"kernel_dir",
 "connection_file", "arguments", "memory_limit_bytes", "work_size_mb"}`` (``arguments``: ipykernel's
@@ -37,6 +40,7 @@ import signal
 import socket
 import stat
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -100,32 +104,86 @@ def preload() -> None:
 
 
 def _start_keeper(request: dict, out_fd: int, err_fd: int, template_fds: list[int]) -> None:
-    """In the fork: isolate, fork the kernel, wait for it, exit with its exit code."""
+    """In the fork (the keeper): isolate, fork the namespace's init, which forks the kernel; wait
+    for the init and exit with the kernel's exit code."""
     try:
         for fd in template_fds:  # the template's sockets: never the kernel's
             os.close(fd)
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        _isolate(Path(request["kernel_dir"]), int(request["work_size_mb"]))
-        kernel = os.fork()
-        if kernel == 0:
-            _run_kernel(request, out_fd, err_fd)
-        for forwarded in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(forwarded, lambda signum, _frame: os.kill(kernel, signum))
-        while True:
-            try:
-                _, status = os.waitpid(kernel, 0)
-                break
-            except ChildProcessError:
-                status = 0
-                break
-            except InterruptedError:
-                continue
-        os._exit(os.waitstatus_to_exitcode(status) % 256)
+        os.setsid()  # a session, so a scheduler autogroup, of its own: not the other kernels'
+        kernel_dir = Path(request["kernel_dir"])
+        _isolate(kernel_dir, int(request["work_size_mb"]))
+        init = os.fork()
+        if init == 0:
+            _run_init(request, kernel_dir, out_fd, err_fd)
+        _forward_signals_to(init)
+        os._exit(_wait_for(init))
     except BaseException:
         traceback.print_exc()
         os._exit(70)
+
+
+def _run_init(request: dict, kernel_dir: Path, out_fd: int, err_fd: int) -> None:
+    """pid 1 of the kernel's pid namespace: our code, which the kernel can neither trace nor
+    kill. It dies with the keeper (so when the host kills the kernel), and when it dies every
+    process of the namespace dies: nothing the kernel starts, or the kernel itself, outlives it.
+    It makes the kernel's connection folder read-only once the kernel has made its sockets (the
+    one folder of the host's disk it could otherwise fill), and reaps orphans."""
+    try:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        kernel = os.fork()
+        if kernel == 0:
+            _run_kernel(request, out_fd, err_fd)
+        _forward_signals_to(kernel)
+        ended = _freeze_when_bound(kernel, kernel_dir)
+        os._exit(_wait_for(kernel) if ended is None else ended)
+    except BaseException:
+        traceback.print_exc()
+        os._exit(70)
+
+
+def _forward_signals_to(pid: int) -> None:
+    for forwarded in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(forwarded, lambda signum, _frame: os.kill(pid, signum))
+
+
+def _wait_for(pid: int) -> int:
+    """Reap children until ``pid`` ends; its exit code as a byte (128 + n for signal n)."""
+    while True:
+        try:
+            done, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return 0
+        except InterruptedError:
+            continue
+        if done == pid:
+            return os.waitstatus_to_exitcode(status) % 256
+
+
+def _freeze_when_bound(kernel: int, kernel_dir: Path, sockets: int = 5,
+                       timeout_s: float = 600) -> int | None:
+    """Wait until the kernel's ZMQ ``ipc`` sockets (shell, iopub, stdin, control, heartbeat)
+    exist in ``kernel_dir``, then remount it read-only here: the host still connects to them, and
+    the kernel can create no file there (it runs no student code before they exist). Returns the
+    kernel's exit code if it ended first, else None."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            made = sum(stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode)
+                       for entry in os.scandir(kernel_dir))
+        except OSError:
+            made = 0
+        if made >= sockets:
+            break
+        done, status = os.waitpid(kernel, os.WNOHANG)
+        if done:  # it ended before: nothing to freeze
+            return os.waitstatus_to_exitcode(status) % 256
+        time.sleep(0.01)
+    locked = dict(_mounts_under(str(kernel_dir.parent))).get(str(kernel_dir), 0)
+    _mount("none", str(kernel_dir), None, MS_REMOUNT | MS_BIND | MS_RDONLY | locked)
+    return None
 
 
 def _isolate(kernel_dir: Path, work_size_mb: int) -> None:
@@ -189,8 +247,8 @@ def _mounts_under(prefix: str) -> list[tuple[str, int]]:
 
 
 def _run_kernel(request: dict, out_fd: int, err_fd: int) -> None:
-    """In the kernel (pid 1 of its namespace): limits, no capabilities, fresh random state, then
-    ipykernel; never returns."""
+    """In the kernel (pid 2 of its namespace, under the init): limits, no capabilities, fresh
+    random state, then ipykernel; never returns."""
     code = 0
     try:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -213,8 +271,8 @@ def _run_kernel(request: dict, out_fd: int, err_fd: int) -> None:
         from ipykernel.kernelapp import IPKernelApp
         from ipykernel.kernelbase import Kernel
         # At shutdown ipykernel signals its children, found through psutil in /proc; this /proc
-        # is the sandbox's, whose pids are not this namespace's. The children die with this
-        # kernel anyway: it is pid 1 of their pid namespace.
+        # is the sandbox's, whose pids are not this namespace's. The children die with the
+        # namespace's init anyway, when the kernel has ended.
         Kernel._process_children = lambda self: []
         IPKernelApp.launch_instance(argv=["-f", request["connection_file"], *request["arguments"]])
     except SystemExit as done:
@@ -287,12 +345,19 @@ def _accept(listener: socket.socket, keepers: dict[int, socket.socket]) -> None:
         print(f"warm template: request refused: {error}", file=sys.stderr, flush=True)
         conn.close()
         return
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError as error:  # no process left for this uid, say: this kernel fails, not all
+        print(f"warm template: cannot fork: {error}", file=sys.stderr, flush=True)
+        pid = None
     if pid == 0:
         _start_keeper(request, fds[0], fds[1],
                       [listener.fileno(), conn.fileno()] + [s.fileno() for s in keepers.values()])
     for fd in fds:
         os.close(fd)
+    if pid is None:
+        conn.close()
+        return
     conn.settimeout(None)
     keepers[pid] = conn
     conn.sendall(b"started\n")
