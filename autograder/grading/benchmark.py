@@ -208,8 +208,8 @@ def feedback_seconds(run, out: Path, submitted: Path) -> None:
 
 
 class PeakMemory:
-    """Samples, twice a second while in its ``with`` block, the memory of each Dask worker started
-    by this process: the PSS (proportional set size: shared pages split among the processes that
+    """Samples, twice a second while in its ``with`` block, the memory of each Dask worker of this
+    process's ``LocalCluster``: the PSS (proportional set size: shared pages split among the processes that
     share them) of the worker and every process under it. ``peaks`` maps worker pid -> bytes."""
 
     def __init__(self, interval_s: float = 0.5):
@@ -241,14 +241,15 @@ class PeakMemory:
 
 
 def _dask_workers(me) -> list:
-    """This process's Dask worker processes (each a child of a nanny, a child of this process)."""
+    """This process's Dask worker processes: the nannies of a ``LocalCluster`` live in this
+    process and spawn each worker as a child of it (``multiprocessing.spawn``)."""
     import psutil
 
     workers = []
-    for nanny in me.children():
+    for child in me.children():
         try:
-            if "distributed" in " ".join(nanny.cmdline()) or nanny.children():
-                workers += [w for w in nanny.children() if "python" in w.name().lower()]
+            if "spawn_main" in " ".join(child.cmdline()):
+                workers.append(child)
         except psutil.Error:
             pass
     return workers
