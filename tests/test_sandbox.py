@@ -24,9 +24,9 @@ pytestmark = pytest.mark.skipif(sandbox_problem() is not None,
                                 reason=f"no sandbox on this host: {sandbox_problem()}")
 
 
-def _run(cells: list[str], timeout: int = 120, warm: bool = True) -> list[str]:
-    """Execute ``cells`` in a sandboxed kernel, warm or cold; returns each cell's text output
-    (or error)."""
+def run_in_kernel(cells: list[str], warm: bool = True, timeout: int = 120):
+    """Execute ``cells`` in one sandboxed kernel, warm or cold (a warm one falls back to cold only
+    where no template starts); returns (each cell's text output or error, the kernel manager)."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
@@ -35,9 +35,14 @@ def _run(cells: list[str], timeout: int = 120, warm: bool = True) -> list[str]:
     client.km = km = client.create_kernel_manager()
     km.warm = warm
     client.execute()
-    assert (km.warm_template is not None) == warm  # no silent fall back to cold
     return ["".join(o.get("text", "") or f"{o.get('ename')}: {o.get('evalue')}"
-                    for o in cell.outputs) for cell in nb.cells]
+                    for o in cell.outputs) for cell in nb.cells], km
+
+
+def _run(cells: list[str], warm: bool) -> list[str]:
+    outputs, km = run_in_kernel(cells, warm)
+    assert (km.warm_template is not None) == warm  # no silent fall back to cold
+    return outputs
 
 
 @pytest.fixture(scope="module", params=["warm", "cold"])

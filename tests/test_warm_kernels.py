@@ -5,11 +5,10 @@ Real kernels are started through nbclient by the real kernel manager, one after 
 same template, as nbgrader grades one student after another.
 """
 import pytest
-import nbformat
-from nbclient import NotebookClient
 
 from autograder.grading import warm_kernels
-from autograder.grading.sandbox import SandboxedKernelManager, sandbox_problem
+from autograder.grading.sandbox import sandbox_problem
+from tests.test_sandbox import run_in_kernel
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None,
                                 reason=f"no sandbox on this host: {sandbox_problem()}")
@@ -61,16 +60,9 @@ NEXT_STUDENT = [
 
 
 def _run(cells: list[str], warm: bool = True):
-    """Execute ``cells`` in one sandboxed kernel; returns (text output per cell, kernel manager)."""
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True,
-                            kernel_manager_class=SandboxedKernelManager, startup_timeout=300)
-    client.km = km = client.create_kernel_manager()
-    km.warm = warm
-    client.execute()
-    return ["".join(o.get("text", "") or f"{o.get('ename')}: {o.get('evalue')}"
-                    for o in cell.outputs).strip() for cell in nb.cells], km
+    """(Each cell's output, stripped; the kernel manager), as :func:`run_in_kernel` gives them."""
+    outputs, km = run_in_kernel(cells, warm)
+    return [text.strip() for text in outputs], km
 
 
 @pytest.fixture(scope="module")

@@ -194,17 +194,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def feedback_seconds(run, out: Path, submitted: Path) -> None:
-    """Time nbgrader's ``generate_feedback`` for each notebook graded in ``run`` (into
-    ``run.timings[key]["feedback"]``), as ``course grade`` writes it after grading."""
-    from .course import nbgrader_api, nbgrader_config
+    """Write the feedback of each notebook graded in ``run`` as ``course grade`` does after
+    grading (:func:`~.grade.write_feedback`), which puts its seconds in ``run.timings``."""
+    from .course import nbgrader_config
+    from .grade import write_feedback
+    from .submissions import Submission
 
-    api = nbgrader_api(nbgrader_config(REPO_ROOT, db_path=out / "gradebook.db", workdir=out,
-                                       submitted_dir=submitted))
-    for key, timings in run.timings.items():
-        student_id, assignment_id = key.split("/")
-        started = time.perf_counter()
-        api.generate_feedback(assignment_id, student_id, force=True)
-        timings["feedback"] = time.perf_counter() - started
+    config = nbgrader_config(REPO_ROOT, db_path=out / "gradebook.db", workdir=out,
+                             submitted_dir=submitted)
+    write_feedback(config, [Submission(*key.split("/"), submitted / key) for key in run.timings],
+                   run.timings)
 
 
 class PeakMemory:

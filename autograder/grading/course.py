@@ -21,7 +21,8 @@ def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
                     db_url: str | None = None, release_dir: Path | None = None,
                     submitted_dir: Path | None = None, workdir: Path | None = None,
                     cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None,
-                    memory_limit_bytes: int | None = None, run_demos: bool = False) -> Config:
+                    memory_limit_bytes: int | None = None,
+                    demo_sha256: list[str] | None = None) -> Config:
     """The course's nbgrader ``Config`` with its directories resolved for one run.
 
     Args:
@@ -34,11 +35,12 @@ def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
         cell_timeout_s: per-cell time limit of graded runs, seconds.
         sandbox: run graded kernels in the bubblewrap sandbox; None: where available.
         memory_limit_bytes: address-space limit of each graded kernel, bytes; None for none.
-        run_demos: run the course's demonstration cells too (by default grading skips them).
+        demo_sha256: the demonstration cells grading skips (settings.demo_cell_hashes; []: none);
+            None: those of this course's ``solutions/``.
     """
     put_scripts_on_path()  # a grading process: nbgrader runs alembic to make a gradebook
     c = Config()
-    configure(c, cell_timeout_s, sandbox, run_demos)
+    configure(c, cell_timeout_s, sandbox, demo_sha256)
     c.LimitedKernelManager.memory_limit_bytes = memory_limit_bytes or 0
     c.CourseDirectory.root = str(root)
     if release_dir is not None:

@@ -192,7 +192,7 @@ class ClassGrading:
         release(self.ids, root=root, release_dir=self.run_dir / "release", db_path=self.template_db)
         self.config = nbgrader_config(root, db_url=db_url, submitted_dir=self.staged_dir,
                                       workdir=self.layout.out, cell_timeout_s=cell_timeout_s,
-                                      sandbox=sandbox)
+                                      sandbox=sandbox, demo_sha256=list(self.demo_sha256))
         self.failed: dict[str, list[str]] = {}  # submission key -> "<step>: <reason>" of each
         self.todo: dict[str, Submission] = {}
         self.fingerprints: dict[str, str] = {}

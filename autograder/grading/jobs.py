@@ -116,8 +116,8 @@ def _autograde(job: Job, scratch: Path) -> JobResult:
     config = nbgrader_config(scratch, db_path=scratch / "gradebook.db",
                              submitted_dir=scratch / "submitted", workdir=scratch,
                              cell_timeout_s=job.cell_timeout_s, sandbox=job.sandbox,
-                             memory_limit_bytes=job.memory_limit_bytes)
-    config.GradingExecute.demo_sha256 = list(job.demo_sha256)  # the client's, not this host's
+                             memory_limit_bytes=job.memory_limit_bytes,
+                             demo_sha256=list(job.demo_sha256))  # the client's, not this host's
     kernel_log = scratch / "kernel-output.log"
     config.LimitedKernelManager.output_log = str(kernel_log)
     TIMINGS.clear()

@@ -27,6 +27,11 @@ REVIEW_KEY = "grading_review"
 # "set-up cell", "other cells"), summed over notebooks; a grading job clears it first (one job
 # at a time per process).
 TIMINGS: dict[str, float] = {}
+
+
+def _add_time(step: str, started: float) -> None:
+    """Add the seconds since ``started`` (``time.perf_counter()``) to ``TIMINGS[step]``."""
+    TIMINGS[step] = TIMINGS.get(step, 0.0) + time.perf_counter() - started
 PROBE_SOURCE = (Path(__file__).parent / "integrity_probe.py").read_text()
 # Where the check modules are (the same path inside the sandbox, mounted read-only).
 CHECKS_DIR = importlib.util.find_spec("autograder.checks").submodule_search_locations[0]
@@ -78,8 +83,7 @@ class GradingExecute(Execute):
         if is_grade(cell) or (not self._student_ran and not nbgrader.get("locked")):
             started = time.perf_counter()
             await self._integrity_check(cell, cell_index)
-            TIMINGS["integrity checks"] = TIMINGS.get("integrity checks", 0.0) + \
-                time.perf_counter() - started
+            _add_time("integrity checks", started)
         # From the first editable cell on, every change is suspect but the set-up cell's.
         self._student_ran |= not nbgrader.get("locked")
         if self._student_ran and nbgrader.get("grade_id") != "setup":
@@ -91,9 +95,8 @@ class GradingExecute(Execute):
             return await super().async_execute_cell(cell, cell_index, execution_count,
                                                     store_history)
         finally:
-            step = "set-up cell" if cell.metadata.get("nbgrader", {}).get("grade_id") == "setup" \
-                else "other cells"
-            TIMINGS[step] = TIMINGS.get(step, 0.0) + time.perf_counter() - started
+            _add_time("set-up cell" if nbgrader.get("grade_id") == "setup" else "other cells",
+                      started)
 
     def _is_demo(self, cell) -> bool:
         """An unchanged demonstration cell of the course, which no grade depends on."""
@@ -105,14 +108,14 @@ class GradingExecute(Execute):
         try:
             return await super().async_start_new_kernel(**kwargs)
         finally:
-            TIMINGS["kernel start"] = TIMINGS.get("kernel start", 0.0) + time.perf_counter() - started
+            _add_time("kernel start", started)
 
     async def async_start_new_kernel_client(self):
         started = time.perf_counter()
         try:
             return await super().async_start_new_kernel_client()
         finally:
-            TIMINGS["kernel start"] = TIMINGS.get("kernel start", 0.0) + time.perf_counter() - started
+            _add_time("kernel start", started)
 
     start_new_kernel = run_sync(async_start_new_kernel)  # as execute_cell below
     start_new_kernel_client = run_sync(async_start_new_kernel_client)

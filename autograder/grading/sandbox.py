@@ -49,8 +49,10 @@ MAX_TASKS = 4096
 # either, the kernel is killed.
 KERNEL_DIR_MAX_BYTES = 4 * 2**20
 KERNEL_DIR_MAX_ENTRIES = 64
-# Where the kernel works (its current folder and HOME), inside the sandbox.
+# Where the kernel works (its current folder and HOME), inside the sandbox, and its matplotlib
+# configuration folder there.
 WORKDIR = "/home/student"
+MPL_CONFIG_DIR = f"{WORKDIR}/.config/matplotlib"
 # The uid and gid a kernel runs as when the grader runs as root.
 NOBODY = 65534
 # Environment variables passed into the sandbox (everything else is cleared).
@@ -150,10 +152,10 @@ def sandbox_argv(kernel_dir: Path, work_size_mb: int = WORK_SIZE_MB,
         argv += ["--ro-bind", str(path), str(path)]
     argv += ["--perms", "0755", "--dir", "/home",
              "--perms", "1777", "--size", size, "--tmpfs", WORKDIR]
-    mpl = f"{WORKDIR}/.config/matplotlib"
-    argv += ["--perms", "1777", "--dir", f"{WORKDIR}/.config", "--perms", "1777", "--dir", mpl]
+    argv += ["--perms", "1777", "--dir", f"{WORKDIR}/.config",
+             "--perms", "1777", "--dir", MPL_CONFIG_DIR]
     for cache in _matplotlib_font_cache()[:1]:
-        argv += ["--ro-bind", str(cache), f"{mpl}/{cache.name}"]
+        argv += ["--ro-bind", str(cache), f"{MPL_CONFIG_DIR}/{cache.name}"]
     _mkdirs(argv, made, kernel_dir)
     argv += ["--bind", str(kernel_dir), str(kernel_dir), "--chdir", WORKDIR, "--clearenv"]
     for name, value in sorted(sandbox_env(env).items()):
@@ -168,7 +170,7 @@ def sandbox_env(env: dict[str, str] | None = None) -> dict[str, str]:
     :data:`PASSED_ENV` and :data:`PASSED_ENV_PREFIXES`."""
     outside = os.environ if env is None else env
     # JPY_PARENT_PID=1: the kernel's parent is the sandbox's init (pid 1), which never goes away.
-    inside = {"HOME": WORKDIR, "TMPDIR": "/tmp", "MPLCONFIGDIR": f"{WORKDIR}/.config/matplotlib",
+    inside = {"HOME": WORKDIR, "TMPDIR": "/tmp", "MPLCONFIGDIR": MPL_CONFIG_DIR,
               "MPLBACKEND": "agg", "JPY_PARENT_PID": "1",
               "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin"}
     inside.update({k: v for k, v in outside.items()

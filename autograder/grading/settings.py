@@ -81,14 +81,14 @@ def _insert_after(steps: list, anchor, new: list) -> None:
 
 
 def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None,
-              run_demos: bool = False) -> None:
+              demo_sha256: list[str] | None = None) -> None:
     """Fill a traitlets ``Config`` ``c`` with the course's nbgrader settings. Graded kernels run
     in grading mode (:data:`KERNEL_ENV`, given by their kernel manager); nothing else changes.
 
     ``cell_timeout_s`` is the per-cell time limit of graded runs, in seconds. ``sandbox`` runs
     every graded kernel in the bubblewrap sandbox (:mod:`.sandbox`); None: where it is available
-    (Linux with ``bwrap``). ``run_demos`` runs the demonstration cells (:data:`DEMO_TAG`) of this
-    course's ``solutions/`` too; by default grading skips them.
+    (Linux with ``bwrap``). ``demo_sha256`` lists the demonstration cells grading skips
+    (:func:`demo_cell_hashes`; [] runs every cell); None: those of this course's ``solutions/``.
 
     Directories are relative to the course root (the repository): ``solutions`` is nbgrader's
     source directory and ``notebooks`` its release directory.
@@ -135,8 +135,10 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
     _insert_after(autograde, LimitOutput, [LimitOutputSize, NoCreditFromResults])
     c.Autograde.autograde_preprocessors = autograde
     c.NameTimeouts.cell_timeout_s = cell_timeout_s
-    solutions = sorted((Path(__file__).resolve().parents[2] / "solutions").glob("*/*.ipynb"))
-    c.GradingExecute.demo_sha256 = [] if run_demos else demo_cell_hashes(solutions)
+    if demo_sha256 is None:
+        solutions = (Path(__file__).resolve().parents[2] / "solutions").glob("*/*.ipynb")
+        demo_sha256 = demo_cell_hashes(sorted(solutions))
+    c.GradingExecute.demo_sha256 = list(demo_sha256)
     c.LimitOutput.max_lines = MAX_OUTPUT_LINES
     c.LimitOutput.max_traceback = 100
     # Feedback: scores, but no hidden test source and no traceback that could quote it.

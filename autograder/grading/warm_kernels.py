@@ -238,8 +238,7 @@ class WarmKernelProvisioner(LocalProvisioner):
             self.handle.send(f"signal {int(signum)}")
 
     async def kill(self, restart: bool = False) -> None:
-        if self.handle is not None:
-            self.handle.send("kill")
+        self.kill_now()
 
     async def terminate(self, restart: bool = False) -> None:
         await self.send_signal(15)

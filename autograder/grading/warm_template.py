@@ -181,8 +181,7 @@ def _freeze_when_bound(kernel: int, kernel_dir: Path, sockets: int = 5,
         if done:  # it ended before: nothing to freeze
             return os.waitstatus_to_exitcode(status) % 256
         time.sleep(0.01)
-    locked = dict(_mounts_under(str(kernel_dir.parent))).get(str(kernel_dir), 0)
-    _mount("none", str(kernel_dir), None, MS_REMOUNT | MS_BIND | MS_RDONLY | locked)
+    _make_read_only(str(kernel_dir), dict(_mounts_under(str(kernel_dir.parent))).get(str(kernel_dir), 0))
     return None
 
 
@@ -216,7 +215,7 @@ def _isolate(kernel_dir: Path, work_size_mb: int) -> None:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             open(path, "a").close()
         _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND)
-        _mount("none", path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+        _make_read_only(path, flags)
         os.close(fd)
     os.makedirs(f"{WORKDIR}/.config/matplotlib", exist_ok=True)
     if kernel_dir.parent.exists():  # not under a fresh tmpfs: hide the template's folder
@@ -230,6 +229,12 @@ def _isolate(kernel_dir: Path, work_size_mb: int) -> None:
 # Per-mount options of /proc/self/mountinfo that a remount must keep (they are locked).
 _MOUNT_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048,
                 "relatime": 1 << 21, "strictatime": 1 << 24}
+
+
+def _make_read_only(path: str, locked: int) -> None:
+    """Remount the bind mount at ``path`` read-only, keeping its ``locked`` flags (a remount in a
+    user namespace may not drop them)."""
+    _mount("none", path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | locked)
 
 
 def _mounts_under(prefix: str) -> list[tuple[str, int]]:
