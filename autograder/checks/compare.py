@@ -28,15 +28,18 @@ class CheckFailed(AssertionError):
         exercise: the exercise's name, set by the check (``square_grad``); the message starts
             with it unless the cause already names it.
         notes: extra paragraphs, e.g. the M19 note when ``run_functions_eagerly(True)`` is on.
+        code: a finding code of :data:`autograder.checks.judge.FINDINGS` (``"no_tape"``), or
+            None; what a grading kernel sends instead of the message (the grader words it).
     ``str(error)`` is the whole message, wrapped at :data:`WIDTH` columns; its first line holds
     ``[Mxx: name]`` when a mistake is named.
     """
 
     def __init__(self, message: str, mistake: str | None = None, fix: str | None = None,
-                 exercise: str | None = None):
+                 exercise: str | None = None, code: str | None = None):
         if mistake is not None and mistake not in MISTAKES:
             raise KeyError(f"unknown mistake id {mistake!r}")
         self.mistake, self.cause, self.fix, self.exercise = mistake, message, fix, exercise
+        self.code = code
         self.notes: list[str] = []
         super().__init__(self.render())
 
@@ -67,11 +70,13 @@ class CheckFailed(AssertionError):
         return [f"\x1b[1;31m{first}\x1b[0m", *rest]
 
 
-def fail(message: str, mistake: str | None = None, fix: str | None = None):
+def fail(message: str, mistake: str | None = None, fix: str | None = None,
+         code: str | None = None):
     """Raise :class:`CheckFailed`: ``message`` says what went wrong, ``mistake`` names a known
-    one (``"M01"``), ``fix`` says what to change."""
+    one (``"M01"``), ``fix`` says what to change, ``code`` is the finding a grading kernel
+    reports instead of the message (:data:`autograder.checks.judge.FINDINGS`)."""
     __tracebackhide__ = True  # IPython and pytest leave this frame out of the traceback
-    raise CheckFailed(message, mistake, fix) from None
+    raise CheckFailed(message, mistake, fix, code=code) from None
 
 
 def passed(check_name: str, n_cases: int) -> None:
@@ -102,7 +107,8 @@ def to_numpy(value, what: str):
 
 
 def assert_close(actual, expected, what: str, *, rtol: float = 1e-5, atol: float = 1e-6,
-                 check_dtype: str | None = None, check_shape: bool = True) -> None:
+                 check_dtype: str | None = None, check_shape: bool = True,
+                 reveal: bool = True) -> None:
     """Assert that ``actual`` equals ``expected`` within tolerances, element by element.
 
     Args:
@@ -112,23 +118,31 @@ def assert_close(actual, expected, what: str, *, rtol: float = 1e-5, atol: float
         rtol, atol: tolerances of ``np.allclose`` (defaults suit float32 arithmetic).
         check_dtype: None, or a dtype kind the result must have: "float" or "int".
         check_shape: whether the shapes must be equal (no broadcasting).
+        reveal: whether the message may show values; False when grading, where neither the
+            expected values (made from hidden inputs) nor the student's (which could carry
+            anything) may reach feedback.
 
     Raises:
-        CheckFailed: with expected and actual values in the message.
+        CheckFailed: with expected and actual values in the message (when ``reveal``).
     """
     __tracebackhide__ = True
     got = to_numpy(actual, what)
     want = np.asarray(expected)
+    got_dtype = str(got.dtype) if reveal else "another dtype"
     if check_dtype == "float" and not np.issubdtype(got.dtype, np.floating):
-        fail(f"{what} should have a floating-point dtype, got {got.dtype}.")
+        fail(f"{what} should have a floating-point dtype, got {got_dtype}.", code="dtype")
     if check_dtype == "int" and not np.issubdtype(got.dtype, np.integer):
-        fail(f"{what} should have an integer dtype, got {got.dtype}.")
+        fail(f"{what} should have an integer dtype, got {got_dtype}.", code="dtype")
     if check_shape and got.shape != want.shape:
-        fail(f"{what} should have shape {want.shape}, got shape {got.shape}.")
+        if reveal:
+            fail(f"{what} should have shape {want.shape}, got shape {got.shape}.", code="shape")
+        fail(f"{what} has the wrong shape.", code="shape")
     if not np.issubdtype(got.dtype, np.number) and got.dtype != bool:
-        fail(f"{what} should be numeric, got dtype {got.dtype}.")
+        fail(f"{what} should be numeric, got dtype {got_dtype}.", code="dtype")
     if not np.allclose(got, want, rtol=rtol, atol=atol):
-        fail(f"{what}: expected {_short(want)}, got {_short(got)}.")
+        if reveal:
+            fail(f"{what}: expected {_short(want)}, got {_short(got)}.", code="value")
+        fail(f"{what}: the values differ from the expected ones.", code="value")
 
 
 def _short(array: np.ndarray) -> str:

@@ -26,12 +26,15 @@ import functools
 import logging
 import re
 
+import numpy as np
 import tensorflow as tf
 
-from .compare import CheckFailed
+from . import judge, plain
+from .compare import CheckFailed, passed
 
 __all__ = ["check", "call", "graph_mode", "explain_missing_gradient", "is_tf_function",
-           "require_tf_function", "diagnose", "DETECTORS", "NOT_ANSWERED"]
+           "require_tf_function", "diagnose", "DETECTORS", "NOT_ANSWERED", "exercise_check",
+           "COLLECTORS", "recording_gradients", "GradientRecord"]
 
 NOT_ANSWERED = ("not written yet: it raises NotImplementedError.",
                 "replace `raise NotImplementedError()` in the exercise cell with your code, run "
@@ -90,6 +93,108 @@ def check(exercise: str):
                     raise
         return run_check
     return decorate
+
+
+# ----------------------------------------------------------------------------- two halves
+
+#: Check function name (``"check_square_grad"``) -> the exercise's kernel half, its
+#: ``collect(*args, case, ctx, **options)`` (see :mod:`autograder.checks.judge`).
+COLLECTORS: dict = {}
+
+
+def exercise_check(check_name: str, collect):
+    """The visible check of an exercise from its two halves: for each case, the kernel half
+    ``collect`` observes the student's code, and the grader half (the exercise's judge, in
+    :mod:`autograder.checks.judge`) decides from the same plain data a graded run sends the
+    grader (:func:`~autograder.checks.plain.roundtrip`), so a student sees the verdict a graded
+    run gives. Registers ``collect`` in :data:`COLLECTORS` for grading kernels.
+
+    The check is ``check_<name>(*args, cases=None, hidden=False, **options)``: ``args`` are the
+    student's objects (the function under test), ``cases`` default to the exercise's visible
+    ones, ``hidden`` names cases by number; it prints one line when every case passes and raises
+    CheckFailed at the first that does not.
+    """
+    entry = judge.load()[check_name]
+    COLLECTORS[check_name] = collect
+
+    @check(entry.name)
+    def run_check(*args, cases=None, hidden=False, **options):
+        __tracebackhide__ = True
+        cases = entry.cases if cases is None else cases
+        for index, case in enumerate(cases):
+            case = plain.roundtrip(case)
+            ctx = entry.context(index, case, hidden)
+            observed = plain.roundtrip(collect(*args, case=case, ctx=ctx, **options))
+            judge.judge_observation(entry, case, {"obs": observed}, ctx, options)
+        passed(entry.name, len(cases))
+
+    run_check.__name__ = run_check.__qualname__ = check_name
+    run_check.__doc__ = (f"Check ``{entry.name}``: {entry.idea}\n\n"
+                         f"Kernel half: {collect.__module__}.{collect.__name__}; grader half: "
+                         f"{entry.judge.__module__}.{entry.judge.__name__}.\n\n"
+                         + (collect.__doc__ or ""))
+    return run_check
+
+
+class GradientRecord:
+    """What ``tf.GradientTape.gradient`` produced while a block ran (:func:`recording_gradients`):
+    ``calls`` is a list of ``(tape, target, sources, result)``."""
+
+    def __init__(self):
+        self.calls: list = []
+
+    def results(self) -> list:
+        """Every tensor a gradient call returned (nested lists flattened, None left out)."""
+        return [r for *_, result in self.calls for r in tf.nest.flatten(result) if r is not None]
+
+    def produced(self, value) -> bool:
+        """Whether ``value`` is a tensor some gradient call returned: the same object, or a
+        tensor of equal shape and values (a copy, ``tf.identity``, ``.numpy()``)."""
+        if value is None:
+            return False
+        for result in self.results():
+            if value is result:
+                return True
+        try:
+            got = np.asarray(value.numpy() if hasattr(value, "numpy") else value, dtype=np.float64)
+        except Exception:
+            return False
+        for result in self.results():
+            try:
+                want = np.asarray(result.numpy(), dtype=np.float64)
+            except Exception:  # a symbolic tensor of a graph: compared by identity only
+                continue
+            if want.shape == got.shape and np.allclose(want, got, rtol=1e-6, atol=1e-7):
+                return True
+        return False
+
+    def tapes(self) -> list:
+        """The distinct tapes gradients were asked of, in order of their first call."""
+        seen = []
+        for tape, *_ in self.calls:
+            if not any(tape is t for t in seen):
+                seen.append(tape)
+        return seen
+
+
+@contextlib.contextmanager
+def recording_gradients():
+    """Record, in a :class:`GradientRecord`, every ``GradientTape.gradient`` call made inside
+    the block (eagerly or while a tf.function traces); the method is wrapped for the block only.
+    This is kernel-side evidence of the idea of a tape exercise."""
+    record = GradientRecord()
+    original = tf.GradientTape.gradient
+
+    def gradient(tape, target, sources, *args, **kwargs):
+        result = original(tape, target, sources, *args, **kwargs)
+        record.calls.append((tape, target, sources, result))
+        return result
+
+    tf.GradientTape.gradient = gradient
+    try:
+        yield record
+    finally:
+        tf.GradientTape.gradient = original
 
 
 # ----------------------------------------------------------------------------- tf.function

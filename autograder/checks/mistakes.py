@@ -74,6 +74,10 @@ CATALOGUE = {
             "tf.Variable(0) or tf.constant(1) is int32; an op with a float32 operand raises "
             "InvalidArgumentError ('expected to be a int32 tensor but is a float tensor')",
             "write float literals: tf.Variable(0.0)"),
+    "M21": ("the right numbers without the idea",
+            "the values are right, but the mechanism the exercise teaches did not make them (a "
+            "derivative written by hand instead of a tape, Keras fit instead of the custom loop)",
+            "use the mechanism the exercise names: the check tells which"),
 }
 
 #: M id -> short name, as messages show it.

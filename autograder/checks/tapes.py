@@ -41,8 +41,9 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import assert_close, case_label, fail, passed, to_numpy
-from .harness import call, check, explain_missing_gradient
+from .harness import call, check, exercise_check, explain_missing_gradient, recording_gradients
 
 __all__ = [
     "check_square_grad", "check_sum_squared_grad", "check_train_step", "check_fit_line",
@@ -68,97 +69,74 @@ def _fresh_constant(value) -> tf.Tensor:
 # 01 Gradient tape basics
 # --------------------------------------------------------------------------------------------
 
-SQUARE_GRAD_CASES = [3.0, -1.5, 2]
+def collect_square_grad(fn, case, ctx):
+    """Kernel half of ``check_square_grad``: call ``square_grad(x)`` (x a Python int or float)
+    and observe its result and whether ``tape.gradient`` produced it.
 
-
-@check("square_grad")
-def check_square_grad(fn, cases=None, hidden=False):
-    """Check ``square_grad(x)``: the derivative of ``x * x`` at ``x``, i.e. ``2 * x``.
-
-    Args:
-        fn: the student's function; ``fn(x)`` takes a Python int or float (or a scalar tensor) and
-            returns a float scalar tensor.
-        cases: the inputs ``x``; default ``SQUARE_GRAD_CASES`` (includes the integer ``2``, which
-            the student must cast to float).
-        hidden: name cases by number in messages.
+    Returns:
+        ``{"result": the returned value, "from_tape": bool}``.
     Raises:
-        CheckFailed: wrong value, shape or dtype; M01 when the result is ``None`` for a float input
-            (a constant never watched); M02 when a float input works but an integer one gives
-            ``None`` (an integer tensor cannot be differentiated).
+        CheckFailed: M01 when the result is ``None`` for a float input (a constant never
+            watched); M02 when a float input works but an integer one gives ``None`` (an
+            integer tensor cannot be differentiated); a cause of :func:`harness.call`.
     """
     __tracebackhide__ = True
-    cases = SQUARE_GRAD_CASES if cases is None else cases
-    for i, x in enumerate(cases):
-        label = case_label(x, hidden, i)
-        what = f"square_grad ({label})"
-        value = float(to_numpy(x, "input"))
+    x, what = case, ctx.what
+    value = float(to_numpy(x, "input"))
+    with recording_gradients() as record:
         result = call(fn, x, what=what)
-        if result is None:
-            is_integer = isinstance(x, (int, np.integer)) or (
-                hasattr(x, "dtype") and tf.as_dtype(x.dtype).is_integer)
-            shown = "3" if hidden else str(int(value))
-            if is_integer and call(fn, float(value), what=what) is not None:
-                fail(f"{what} returned None, but the same value as a float works. "
-                     f"`tf.constant({shown})` is an int32 tensor and a tape only "
-                     f"differentiates floating-point tensors.", mistake="M02",
-                     fix="convert the input first: `x = tf.constant(x, dtype=tf.float32)` (or "
-                         "`tf.cast(x, tf.float32)`).")
-            fail(f"{what} returned None instead of a number. A tape only follows tf.Variables "
-                 f"by itself; a tf.constant has to be watched.", mistake="M01",
-                 fix="call `tape.watch(x)` inside the `with tf.GradientTape() as tape:` block, "
-                     "before computing `x * x` there.")
-        assert_close(result, 2.0 * value, what, check_dtype="float")
-    passed("square_grad", len(cases))
+    if result is None:
+        is_integer = isinstance(x, (int, np.integer)) or (
+            hasattr(x, "dtype") and tf.as_dtype(x.dtype).is_integer)
+        shown = "3" if ctx.hidden else str(int(value))
+        if is_integer and call(fn, float(value), what=what) is not None:
+            fail(f"{what} returned None, but the same value as a float works. "
+                 f"`tf.constant({shown})` is an int32 tensor and a tape only "
+                 f"differentiates floating-point tensors.", mistake="M02",
+                 fix="convert the input first: `x = tf.constant(x, dtype=tf.float32)` (or "
+                     "`tf.cast(x, tf.float32)`).")
+        fail(f"{what} returned None instead of a number. A tape only follows tf.Variables "
+             f"by itself; a tf.constant has to be watched.", mistake="M01",
+             fix="call `tape.watch(x)` inside the `with tf.GradientTape() as tape:` block, "
+                 "before computing `x * x` there.")
+    return {"result": result, "from_tape": record.produced(result)}
 
 
-SUM_SQUARED_GRAD_CASES = [
-    np.ones((2, 2)),
-    np.array([[1.0, 2.0], [3.0, 4.0]]),
-    np.array([0.5, -1.0, 2.0]),
-]
+check_square_grad = exercise_check("check_square_grad", collect_square_grad)
 
 
-@check("sum_squared_grad")
-def check_sum_squared_grad(fn, cases=None, hidden=False):
-    """Check ``sum_squared_grad(x)``: the gradient of ``z = (sum of x) ** 2`` with respect to x.
+def collect_sum_squared_grad(fn, case, ctx):
+    """Kernel half of ``check_sum_squared_grad``: call ``sum_squared_grad(x)`` with ``x`` (an
+    array-like) as a fresh float32 tf.constant.
 
-    By the chain rule ``dz/dx_ij = 2 * sum(x)``: a tensor of x's shape filled with that value
-    (for ``x = tf.ones((2, 2))``: 2 * 4 = 8 everywhere).
-
-    Args:
-        fn: the student's function; ``fn(x)`` takes a float32 tensor of any shape and returns a
-            float tensor of the same shape.
-        cases: array-likes, passed to ``fn`` as float32 tf.constants; default
-            ``SUM_SQUARED_GRAD_CASES``.
-        hidden: name cases by number in messages.
+    Returns:
+        ``{"result": the returned value, "from_tape": bool}``.
     Raises:
-        CheckFailed: wrong value or shape; M01 when the result is None for a constant but not for
-            a tf.Variable (the constant was never watched); M05 when it is None even for a
-            tf.Variable (z was computed after the tape's block closed).
+        CheckFailed: M01 when the result is None for a constant but not for a tf.Variable (the
+            constant was never watched); M05 (or M12-M14, by experiment) when it is None even
+            for a tf.Variable (z was computed after the tape's block closed).
     """
     __tracebackhide__ = True
-    cases = SUM_SQUARED_GRAD_CASES if cases is None else cases
-    for i, x in enumerate(cases):
-        x = _floats(x)
-        label = case_label(x.tolist(), hidden, i)
-        what = f"sum_squared_grad ({label})"
+    x, what = _floats(case), ctx.what
+    with recording_gradients() as record:
         result = call(fn, _fresh_constant(x), what=what)
-        if result is None:
-            with_variable = call(fn, tf.Variable(x.astype(np.float32)), what=what)
-            if with_variable is not None:
-                fail(f"{what} returned None for a tf.constant, but works for a tf.Variable: the "
-                     f"constant was never watched.", mistake="M01",
-                     fix="call `tape.watch(x)` first thing inside the `with` block.")
-            found = explain_missing_gradient(
-                lambda: fn(tf.Variable(x.astype(np.float32)))) or (
-                "M05", "The tape never recorded the path from x to z.",
-                "compute y and z inside the `with tf.GradientTape() as tape:` block "
-                "(indented), and call `tape.gradient(z, x)` after it.")
-            fail(f"{what} returned None even for a tf.Variable, which every tape watches. "
-                 f"{found[1]}", mistake=found[0], fix=found[2])
-        expected = np.full(x.shape, 2.0 * x.sum())
-        assert_close(result, expected, what, rtol=1e-5, atol=1e-5, check_dtype="float")
-    passed("sum_squared_grad", len(cases))
+    if result is None:
+        with_variable = call(fn, tf.Variable(x.astype(np.float32)), what=what)
+        if with_variable is not None:
+            fail(f"{what} returned None for a tf.constant, but works for a tf.Variable: the "
+                 f"constant was never watched.", mistake="M01",
+                 fix="call `tape.watch(x)` first thing inside the `with` block.")
+        found = explain_missing_gradient(
+            lambda: fn(tf.Variable(x.astype(np.float32)))) or (
+            "M05", "The tape never recorded the path from x to z.",
+            "compute y and z inside the `with tf.GradientTape() as tape:` block "
+            "(indented), and call `tape.gradient(z, x)` after it.")
+        fail(f"{what} returned None even for a tf.Variable, which every tape watches. "
+             f"{found[1]}", mistake=found[0], fix=found[2])
+    return {"result": result, "from_tape": record.produced(result)}
+
+
+check_sum_squared_grad = exercise_check("check_sum_squared_grad", collect_sum_squared_grad)
 
 
 # A case of train_step: a dense layer n_in -> n_out on n examples, loss "mse" or "mae", SGD lr.

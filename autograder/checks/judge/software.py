@@ -1,0 +1,1 @@
+"""Grader halves of the checks of software (NumPy only); see :mod:`autograder.checks.judge`."""

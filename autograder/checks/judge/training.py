@@ -1,0 +1,1 @@
+"""Grader halves of the checks of training (NumPy only); see :mod:`autograder.checks.judge`."""

@@ -1,0 +1,83 @@
+"""Where a grading kernel answers the grader: the kernel half of a graded test cell.
+
+When a class is graded, a graded cell's source (the hidden tests) is never run in the student's
+kernel. The grader (:mod:`autograder.grading.verdict`) asks the kernel, with a silent request,
+to evaluate one expression per check call::
+
+    [c for c in ().__class__.__base__.__subclasses__()
+     if c.__module__ == "autograder.checks.kernel_entry" and c.__qualname__ == "Entry"][0]
+        .observe("check_square_grad", lambda: (square_grad,), '{"cases": ..., "hidden": true}')
+
+The class is found from a literal, through ``object.__subclasses__()`` (the first such class is
+this module's, made when the set-up cell imported the checks), so no name the notebook defines
+(``exec``, ``__import__``, ``checks``) can stand in for it. :meth:`Entry.observe` runs the
+exercise's kernel half (its ``collect``) on every case and returns plain data
+(:mod:`autograder.checks.plain`)::
+
+    {"eager": false, "cases": [{"obs": {...}}, ..., {"finding": {"mistake": "M01",
+                                                               "code": null, "type": null}}]}
+
+It stops at the first finding. The grader judges the observations against references it
+computes itself and words the findings itself: what this returns is data, never a verdict.
+Student code runs in this interpreter and can change what it returns; it cannot change the
+references or the words.
+"""
+import builtins
+import importlib
+
+from . import judge, plain
+from .compare import CheckFailed
+from .harness import COLLECTORS, graph_mode, quiet_tensorflow
+
+_exec = builtins.exec  # captured at import, before any student code
+
+
+class Entry:
+    """The grader's way into the kernel (see the module's docstring)."""
+
+    @staticmethod
+    def observe(check_name: str, args, request: str) -> str:
+        """Run the kernel half of ``check_name`` on the request's cases.
+
+        Args:
+            check_name: a check function's name (``check_square_grad``).
+            args: a function of no arguments returning the check's positional arguments, the
+                student's objects (evaluated here, in the notebook's namespace).
+            request: plain data (text): ``{"cases": [...], "hidden": bool, "options": {...}}``.
+        Returns:
+            plain data (text), as the module's docstring shows.
+        """
+        request = plain.loads(request)
+        entry = judge.load()[check_name]
+        if check_name not in COLLECTORS:
+            importlib.import_module(entry.module)
+        collect = COLLECTORS[check_name]
+        try:
+            values = tuple(args())
+        except NameError as error:
+            return plain.dumps({"eager": False, "cases": [{"finding": {
+                "mistake": None, "code": "not_defined", "type": getattr(error, "name", None)}}]})
+        replies = []
+        with graph_mode() as was_eager, quiet_tensorflow():
+            for index, case in enumerate(request["cases"]):
+                ctx = entry.context(index, case, request["hidden"], reveal=False)
+                try:
+                    observed = collect(*values, case=case, ctx=ctx, **request["options"])
+                    replies.append({"obs": observed})
+                except CheckFailed as error:
+                    replies.append({"finding": {"mistake": error.mistake, "code": error.code,
+                                                "type": None}})
+                    break
+                except Exception as error:  # the student's code, outside harness.call
+                    replies.append({"finding": {"mistake": None, "code": "raised",
+                                                "type": type(error).__name__}})
+                    break
+        return plain.dumps({"eager": was_eager, "cases": replies})
+
+    @staticmethod
+    def probe(source: str, *args):
+        """Run the integrity check's kernel half (its source, sent as text) in a namespace of
+        its own, with the ``exec`` this module captured before any student code ran."""
+        namespace = {}
+        _exec(source, namespace)
+        return namespace["probe"](*args)
