@@ -113,6 +113,25 @@ def _changed(now, before):
     return found
 
 
+def _same_methods(cls, node, class_code):
+    """Whether each method the class statement ``node`` defines is still the class's, with the
+    code of the file (``class_code``: the class body's compiled code)."""
+    import ast
+
+    if class_code is None:
+        return False
+    fresh = {c.co_name: c for c in class_code.co_consts if isinstance(c, types.CodeType)}
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            method = vars(cls).get(item.name)
+            method = getattr(method, "__func__", None) or getattr(method, "fget", None) or method
+            code = getattr(method, "__code__", None)
+            if code is None or item.name not in fresh or code.co_code != fresh[item.name].co_code \
+                    or code.co_consts != fresh[item.name].co_consts:
+                return False
+    return True
+
+
 def _check_modules(checks_dir):
     """Findings on the course's check modules: each must be a file of ``checks_dir``, and each
     top-level function and class its file defines must be its attribute, with the same code."""
@@ -137,7 +156,8 @@ def _check_modules(checks_dir):
                 continue
             value = vars(module).get(node.name)
             if isinstance(node, ast.ClassDef):
-                ok = isinstance(value, type) and value.__module__ == name
+                ok = isinstance(value, type) and value.__module__ == name and \
+                    _same_methods(value, node, fresh.get(node.name))
             else:
                 layers = [value]  # a decorated function: each wrapper must come from a trusted file
                 while hasattr(layers[-1], "__wrapped__") and len(layers) < 10:

@@ -6,23 +6,32 @@ import ast
 import hashlib
 import importlib.util
 import os
+import re
 import time
 import uuid
 from pathlib import Path
 from queue import Empty
 
 import nbformat
+import zmq
 from jupyter_core.utils import ensure_async, run_sync
+from nbclient.exceptions import DeadKernelError
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer, List, Unicode
 
+from . import verdict
 from .sandbox import LimitedKernelManager, SandboxedKernelManager
-from .settings import TF_LOG_LINE
+from .settings import (MAX_CELL_OUTPUT_BYTES, MAX_MESSAGE_BYTES, MAX_NOTEBOOK_OUTPUT_BYTES,
+                       TF_LOG_LINE)
 
 
 # Key of the notebook metadata where GradingExecute leaves what it flagged for review.
 REVIEW_KEY = "grading_review"
+# Key of a graded cell's metadata set (True) by GradingExecute when the grader decided the cell
+# (its outputs are the grader's own words); removed from every cell before grading, so that a
+# submission cannot set it.
+VERDICT_KEY = "grading_verdict"
 # Seconds GradingExecute spent in this process, by step ("kernel start", "integrity checks",
 # "set-up cell", "other cells"), summed over notebooks; a grading job clears it first (one job
 # at a time per process).
@@ -32,13 +41,40 @@ TIMINGS: dict[str, float] = {}
 def _add_time(step: str, started: float) -> None:
     """Add the seconds since ``started`` (``time.perf_counter()``) to ``TIMINGS[step]``."""
     TIMINGS[step] = TIMINGS.get(step, 0.0) + time.perf_counter() - started
+
+
+def _output_size(content: dict) -> int:
+    """About how many bytes an output message carries (its text, data and traceback)."""
+    size = len(str(content.get("text", ""))) + len(str(content.get("evalue", "")))
+    data = content.get("data")
+    if isinstance(data, dict):
+        size += sum(len(v) if isinstance(v, str) else len(str(v)) for v in data.values())
+    traceback = content.get("traceback")
+    if isinstance(traceback, list):
+        size += sum(len(str(line)) for line in traceback)
+    return size
+
+
 PROBE_SOURCE = (Path(__file__).parent / "integrity_probe.py").read_text()
 # Where the check modules are (the same path inside the sandbox, mounted read-only).
 CHECKS_DIR = importlib.util.find_spec("autograder.checks").submodule_search_locations[0]
 
 
 class GradingExecute(Execute):
-    """nbgrader's ``Execute`` with integrity checks, which skips the course's demonstration cells.
+    """nbgrader's ``Execute`` that decides graded cells itself, with integrity checks and output
+    limits, and which skips the course's demonstration cells.
+
+    A graded cell made of this course's check calls is never run in the kernel: its verdict is
+    decided here, outside the student's interpreter (:mod:`.verdict`): for each call the kernel
+    is asked, silently and out of its history, to run the exercise's kernel half on the cases;
+    what comes back is plain data, judged here against references the kernel never sees, and the
+    cell's outputs are the grader's own. Any other graded cell runs in the kernel as nbgrader
+    runs it.
+
+    Output is counted as it arrives: past :data:`~.settings.MAX_CELL_OUTPUT_BYTES` for a cell or
+    :data:`~.settings.MAX_NOTEBOOK_OUTPUT_BYTES` for the notebook, further output is dropped
+    (errors are kept, shortened), and no kernel message larger than
+    :data:`~.settings.MAX_MESSAGE_BYTES` is received.
 
     The check (:mod:`.integrity_probe`, run silently in the kernel) reports what the cells since
     the last check changed in the interpreter: IPython transformers and hooks, exception handlers,
@@ -70,7 +106,10 @@ class GradingExecute(Execute):
         # whether a cell the student can edit has run yet.
         self._token, self._suspects, self._student_ran = f"_grader_{uuid.uuid4().hex}", [], False
         self._demo_sha256 = set(self.demo_sha256)
+        self._notebook_bytes, self._cell_bytes, self._cut_noted = 0, 0, False
         nb.metadata[REVIEW_KEY] = []
+        for cell in nb.cells:
+            cell.metadata.pop(VERDICT_KEY, None)
         return super().preprocess(nb, resources, km)
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
@@ -91,12 +130,124 @@ class GradingExecute(Execute):
         started = time.perf_counter()
         # A graded cell's source holds hidden tests: keep it out of the kernel's history (In, _i).
         store_history = store_history and not is_grade(cell)
+        self._cell_bytes, self._cut_noted = 0, False
         try:
+            if is_grade(cell):
+                try:
+                    calls = verdict.parse_graded_cell(cell.source)
+                except verdict.NotChecks:
+                    calls = None
+                if calls is not None:
+                    return await self._decide(cell, cell_index, calls)
             return await super().async_execute_cell(cell, cell_index, execution_count,
                                                     store_history)
         finally:
             _add_time("set-up cell" if nbgrader.get("grade_id") == "setup" else "other cells",
                       started)
+
+    async def _decide(self, cell, cell_index, calls):
+        """Give the graded cell ``cell`` the outputs of the grader's verdict on its check calls
+        (see :mod:`.verdict`); nothing of its source runs in the kernel."""
+        verdicts = []
+        for call in calls:
+            timeout_s = self.timeout or 10 ** 6
+            reply, problem = await self._ask(verdict.request_expression(call), timeout_s)
+            found = verdict.decide(call, reply, timeout_s if problem == "timed out" else None)
+            if problem == "answered twice":
+                found.review.append(f"{call.check}: the kernel answered the grader twice (a "
+                                    f"reply forged by the notebook's code?): no points given")
+            verdicts.append(found)
+            self.nb.metadata[REVIEW_KEY] += found.review
+            if not found.passed:
+                break
+        cell.outputs = verdict.outputs(verdicts)
+        cell.metadata[VERDICT_KEY] = True
+        cell.execution_count = None
+        self.nb.cells[cell_index] = cell
+        return cell
+
+    async def _ask(self, expression: str, timeout_s: float):
+        """Evaluate ``expression`` silently in the kernel (out of its history, no output kept).
+
+        Returns ``(result, problem)``: the ``user_expressions`` result (untrusted), or None with
+        ``problem`` ``"timed out"`` (past ``timeout_s`` seconds; the kernel is interrupted) or
+        ``"answered twice"``: more than one reply came for the request. Student code in the
+        kernel can send a reply of its own; the kernel answers requests one at a time, so every
+        reply to this request arrives before the reply to a second, empty request (a fence) sent
+        after it. A kernel that died raises DeadKernelError.
+        """
+        msg_id = self.kc.execute("", silent=True, store_history=False,
+                                 user_expressions={"answer": expression})
+        reply = await self._reply_to(msg_id, timeout_s)
+        if reply is None:
+            await ensure_async(self.km.interrupt_kernel())
+            await self._reply_to(msg_id, 10)  # the interrupted request's own reply, if it comes
+            return None, "timed out"
+        fence = self.kc.execute("", silent=True, store_history=False)
+        replies = 1
+        while True:
+            other = await self._next_reply(max(timeout_s, 10))
+            if other is None:
+                return None, "timed out"
+            parent = other["parent_header"].get("msg_id")
+            replies += parent == msg_id
+            if parent == fence:
+                break
+        if replies > 1:
+            return None, "answered twice"
+        return reply["content"].get("user_expressions", {}).get("answer"), None
+
+    async def _next_reply(self, timeout_s: float):
+        """The next shell reply within ``timeout_s`` seconds, or None; DeadKernelError when the
+        kernel died."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                return await ensure_async(self.kc.shell_channel.get_msg(
+                    timeout=min(1.0, max(0.01, deadline - time.monotonic()))))
+            except Empty:
+                if not await ensure_async(self.km.is_alive()):
+                    raise DeadKernelError("Kernel died") from None
+        return None
+
+    async def _reply_to(self, msg_id: str, timeout_s: float):
+        """The first shell reply to ``msg_id`` within ``timeout_s`` seconds, or None."""
+        deadline = time.monotonic() + timeout_s
+        while (left := deadline - time.monotonic()) > 0:
+            reply = await self._next_reply(left)
+            if reply is not None and reply["parent_header"].get("msg_id") == msg_id:
+                return reply
+        return None
+
+    def process_message(self, msg, cell, cell_index):
+        """nbclient's, with output counted as it arrives: past the cell's or the notebook's
+        limit, outputs are dropped (an error is kept, shortened, so that it still costs points;
+        stderr leaves one marker), and a note says how much was dropped."""
+        content = msg.get("content", {})
+        if msg.get("msg_type") in ("stream", "display_data", "execute_result", "error",
+                                   "update_display_data"):
+            size = _output_size(content)
+            self._cell_bytes += size
+            self._notebook_bytes += size
+            if (self._cell_bytes > MAX_CELL_OUTPUT_BYTES
+                    or self._notebook_bytes > MAX_NOTEBOOK_OUTPUT_BYTES):
+                if msg["msg_type"] == "error":
+                    msg = dict(msg, content={"ename": str(content.get("ename", "Error"))[:200],
+                                             "evalue": str(content.get("evalue", ""))[:2000],
+                                             "traceback": []})
+                    return super().process_message(msg, cell, cell_index)
+                if not self._cut_noted:
+                    self._cut_noted = True
+                    cell.outputs.append(nbformat.v4.new_output(
+                        "stream", name="stdout", text=f"[output past {MAX_CELL_OUTPUT_BYTES:,} "
+                        f"bytes for this cell or {MAX_NOTEBOOK_OUTPUT_BYTES:,} for the notebook "
+                        f"was dropped]\n"))
+                if (msg["msg_type"] == "stream" and content.get("name") == "stderr"
+                        and not any(o.get("name") == "stderr" for o in cell.outputs)):
+                    cell.outputs.append(nbformat.v4.new_output(
+                        "stream", name="stderr", text="[stderr output dropped]\n"))
+                return None
+        return super().process_message(msg, cell, cell_index)
 
     def _is_demo(self, cell) -> bool:
         """An unchanged demonstration cell of the course, which no grade depends on."""
@@ -110,8 +261,12 @@ class GradingExecute(Execute):
         finally:
             _add_time("kernel start", started)
 
+
     async def async_start_new_kernel_client(self):
         started = time.perf_counter()
+        # The client's sockets, made from here on, receive no message larger than the limit: ZMQ
+        # drops a bigger one before it is read into memory.
+        self.km.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
         try:
             return await super().async_start_new_kernel_client()
         finally:
@@ -124,28 +279,24 @@ class GradingExecute(Execute):
 
     async def _integrity_check(self, cell, cell_index) -> None:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        expression = (f"(lambda ns: (exec({PROBE_SOURCE!r}, ns), ns['probe']({self._token!r}, "
-                      f"{CHECKS_DIR!r}, {bool(is_grade(cell))})))({{}})[1]")
-        msg_id = self.kc.execute("", silent=True, store_history=False,
-                                 user_expressions={"probe": expression})
-        found = {"changed": [], "checks": []}
-        deadline = time.monotonic() + self.probe_timeout_s
-        while True:
-            try:
-                reply = await ensure_async(self.kc.shell_channel.get_msg(
-                    timeout=max(0.1, deadline - time.monotonic())))
-            except Empty:
-                found["checks"] = ["the integrity check got no answer (the interpreter was changed?)"]
-                await ensure_async(self.km.interrupt_kernel())
-                break
-            if reply["parent_header"].get("msg_id") == msg_id:
-                result = reply["content"].get("user_expressions", {}).get("probe", {})
-                if result.get("status") == "ok":
-                    found = ast.literal_eval(result["data"]["text/plain"])
-                else:
-                    found["checks"] = [f"the integrity check failed: {result.get('ename')}: "
-                                       f"{result.get('evalue')}"]
-                break
+        rest = f"{self._token!r}, {CHECKS_DIR!r}, {bool(is_grade(cell))}"
+        # Through the kernel entry, found from a literal (no name of the notebook can replace
+        # it); before the course's checks are loaded, in a fresh namespace.
+        expression = (f"(lambda entry, ns, src: entry[0].probe(src, {rest}) if entry else "
+                      f"(exec(src, ns), ns['probe']({rest}))[1])"
+                      f"({verdict.ENTRY}, {{}}, {PROBE_SOURCE!r})")
+        result, problem = await self._ask(expression, self.probe_timeout_s)
+        if problem == "timed out":
+            found = {"changed": [], "checks": [
+                "the integrity check got no answer (the interpreter was changed?)"]}
+        elif problem == "answered twice":
+            found = {"changed": [], "checks": [
+                "the kernel answered the integrity check twice (a forged reply?)"]}
+        elif isinstance(result, dict) and result.get("status") == "ok":
+            found = _probe_findings((result.get("data") or {}).get("text/plain"))
+        else:
+            ename = result.get("ename") if isinstance(result, dict) else None
+            found = {"changed": [], "checks": [f"the integrity check failed: {_plain_name(ename)}"]}
         review = self.nb.metadata[REVIEW_KEY]
         if self._suspects:
             first, last = self._suspects[0], self._suspects[-1]
@@ -155,6 +306,48 @@ class GradingExecute(Execute):
         before = f"before cell {cell_index + 1}" + (f" ('{grade_id}')" if grade_id else "")
         review += [f"{finding} ({before})" for finding in found["checks"]
                    if not any(r.startswith(finding) for r in review)]
+
+
+def _probe_state_keys() -> frozenset:
+    """What the integrity check may say changed: the keys of its ``_state`` (read from its
+    source here, so that a kernel's own words never become a finding)."""
+    for node in ast.walk(ast.parse(PROBE_SOURCE)):
+        if isinstance(node, ast.FunctionDef) and node.name == "_state":
+            returned = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)][0]
+            return frozenset(k.value for k in returned.keys if isinstance(k, ast.Constant))
+    return frozenset()
+
+
+PROBE_CHANGES = _probe_state_keys()
+# The forms of the integrity check's findings on the check modules.
+_CHECK_FINDING = re.compile(r"check module [\w.]{1,100} is not a file of the course \([^\n]{0,300}\)"
+                            r"|[\w.]{1,150} is not the course's code"
+                            r"|the name 'checks' no longer refers to the course's check module")
+
+
+def _plain_name(value) -> str:
+    return value if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][\w.]{0,60}", value) \
+        else "an exception"
+
+
+def _probe_findings(text) -> dict:
+    """The integrity check's answer (untrusted text) as ``{"changed": [...], "checks": [...]}``
+    holding only findings of the forms it can make; anything else is itself a finding."""
+    odd = {"changed": [], "checks": ["the integrity check's answer had an unexpected form"]}
+    if not isinstance(text, str) or len(text) > 1_000_000:
+        return odd
+    try:
+        found = ast.literal_eval(text)
+    except Exception:  # deep nesting, a non-literal, ...
+        return odd
+    if not (isinstance(found, dict) and set(found) == {"changed", "checks"}
+            and all(isinstance(found[k], list) for k in found)):
+        return odd
+    changed = [w for w in found["changed"] if w in PROBE_CHANGES]
+    checks = [c for c in found["checks"] if isinstance(c, str) and _CHECK_FINDING.fullmatch(c)]
+    if len(changed) != len(found["changed"]) or len(checks) != len(found["checks"]):
+        checks.append(odd["checks"][0])
+    return {"changed": changed, "checks": checks}
 
 
 class SandboxedExecute(GradingExecute):
@@ -246,16 +439,45 @@ class HideTracebacks(NbGraderPreprocessor):
 
 
 class HideTestOutputs(NbGraderPreprocessor):
-    """In feedback, show a graded cell's error (its message) and nothing else it printed.
+    """In feedback, show a graded cell's error and nothing else it printed; an error the kernel
+    made (a test cell nbgrader ran in the kernel) shows only its type.
 
-    What a graded cell prints comes from the hidden tests' calls: a student's ``print(x)`` inside
-    the function under test would show the hidden inputs. The score and the error say the rest.
+    What a graded cell prints comes from the hidden tests' calls, and so can an error's message
+    (a student's function may raise one holding its hidden input). A cell the grader decided
+    (metadata ``grading_verdict``) shows the grader's own message, which holds no value.
     """
 
     def preprocess_cell(self, cell, resources, cell_index):
         if cell.cell_type == "code" and is_grade(cell):
-            cell.outputs = [o for o in cell.outputs if o.output_type == "error"]
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            if not cell.metadata.get(VERDICT_KEY):
+                for output in errors:
+                    name = output.ename if re.fullmatch(r"[A-Za-z_][\w.]{0,60}", str(output.ename)) \
+                        else "Error"
+                    output.ename, output.evalue = name, ("its message is not shown in feedback: "
+                                                        "it could quote the hidden tests")
+                    output.traceback = [f"{name}: {output.evalue}"]
+            cell.outputs = errors
         return cell, resources
+
+
+class HideOutputsAfterTests(NbGraderPreprocessor):
+    """In feedback, show no output of a cell after the first graded test cell (graded cells keep
+    theirs, see :class:`HideTestOutputs`).
+
+    Once hidden tests have called a student's function, anything later, a print in another cell
+    or a thread still running, could show the hidden inputs that function kept.
+    """
+
+    note = "[not shown in feedback: outputs after the first graded test could show hidden inputs]\n"
+
+    def preprocess(self, nb, resources):
+        tests = [i for i, c in enumerate(nb.cells)
+                 if c.cell_type == "code" and is_grade(c) and not is_solution(c)]
+        for cell in nb.cells[tests[0] + 1:] if tests else []:
+            if cell.cell_type == "code" and cell.outputs and not (is_grade(cell) and not is_solution(cell)):
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=self.note)]
+        return nb, resources
 
 
 class NoCreditFromResults(NbGraderPreprocessor):

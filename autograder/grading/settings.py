@@ -41,6 +41,12 @@ TF_LOG_LINE = re.compile(
 
 # Longest stored output of one cell, in lines (G07: a tf.print every step for 10^5 steps).
 MAX_OUTPUT_LINES = 200
+# Output bytes kept, counted as they arrive, for one cell and for one notebook; past them output
+# is dropped (thousands of outputs each under nbgrader's cut would otherwise fill the worker).
+MAX_CELL_OUTPUT_BYTES = 2_000_000
+MAX_NOTEBOOK_OUTPUT_BYTES = 10_000_000
+# Largest message the grader receives from a kernel, bytes (ZMQ drops a larger one unread).
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 # Cell tag, set when authoring in solutions/, of a cell that only demonstrates (timings, plots,
 # subprocess demos, the visible checks that the hidden tests repeat): grading does not run it.
@@ -96,7 +102,8 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
     from nbgrader.converters import Autograde, GenerateFeedback
     from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades, LimitOutput
 
-    from .preprocessors import (GradingExecute, HideTestOutputs, HideTracebacks, LimitOutputSize,
+    from .preprocessors import (GradingExecute, HideOutputsAfterTests, HideTestOutputs,
+                                HideTracebacks, LimitOutputSize,
                                 NameTimeouts, NoCreditFromResults, QuietTensorFlowStderr,
                                 SandboxedExecute)
     from .sandbox import sandbox_default
@@ -143,5 +150,6 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
     c.LimitOutput.max_traceback = 100
     # Feedback: scores, but no hidden test source and no traceback that could quote it.
     feedback = list(GenerateFeedback.class_traits()["preprocessors"].default())
-    _insert_after(feedback, GetGrades, [ClearHiddenTests, HideTracebacks, HideTestOutputs])
+    _insert_after(feedback, GetGrades, [ClearHiddenTests, HideTracebacks, HideTestOutputs,
+                                        HideOutputsAfterTests])
     c.GenerateFeedback.preprocessors = feedback
