@@ -72,8 +72,8 @@ def encode(value, _depth: int = 0):
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, float):
-        return value
+    if isinstance(value, float):  # JSON has no NaN or infinity: a float64 array stands in
+        return value if math.isfinite(value) else _encode_array(np.asarray(value))
     if isinstance(value, (bytes, bytearray)):
         return {"t": "bytes", "b64": base64.b64encode(bytes(value)).decode("ascii")}
     if isinstance(value, (list, tuple)):

@@ -67,7 +67,7 @@ FINDINGS = {
                   "(the interpreter was changed?).", None),
 }
 
-_TYPE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]{0,60}")
+_TYPE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.]{0,60}")
 
 
 @dataclass(frozen=True)
