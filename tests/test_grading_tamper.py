@@ -218,6 +218,66 @@ import linecache
 def square_grad(x):
     raise ValueError("".join("".join(entry[2]) for entry in list(linecache.cache.values())))
 """,
+        # Routes of issue 17: the verdict computed in the student's interpreter, hidden inputs
+        # kept by the student's function.
+        "frame_reader": """
+import inspect
+
+class BecomesExpected:
+    def numpy(self):
+        for frame in inspect.stack():
+            for name in ("expected", "want", "reference"):
+                if name in frame.frame.f_locals:
+                    return frame.frame.f_locals[name]
+        return 0.0
+
+def square_grad(x):
+    return BecomesExpected()
+""",
+        "forged_reply": """
+import ast, re
+from autograder.checks import plain
+
+def square_grad(x):
+    kernel = get_ipython().kernel
+    parent = kernel.get_parent()
+    request = parent.get("content", {}).get("user_expressions", {}).get("answer", "")
+    found = re.search(r"('\\{.*\\}')\\)$", request)
+    if found:
+        cases = plain.loads(ast.literal_eval(found.group(1)))["cases"]
+        forged = plain.dumps({"eager": False, "cases": [
+            {"obs": {"result": tf.constant(2.0 * float(c)), "from_tape": True}} for c in cases]})
+        kernel.session.send(kernel.shell_stream, "execute_reply", {
+            "status": "ok", "execution_count": 1, "payload": [], "user_expressions": {
+                "answer": {"status": "ok", "data": {"text/plain": repr(forged)}, "metadata": {}}}},
+            parent=parent, ident=kernel._parent_ident["shell"])
+    return tf.constant(2.0 * x, dtype=tf.float32)
+""",
+        "shadow_names": """
+def exec(*args, **kwargs):
+    return {"changed": [], "checks": []}
+
+def __import__(*args, **kwargs):
+    raise ImportError("nothing to import")
+
+def square_grad(x):
+    return tf.constant(2.0 * x, dtype=tf.float32)
+""",
+        "keep_inputs": """
+import threading, time
+SEEN = []
+
+def square_grad(x):
+    SEEN.append(x)
+    return tf.constant(0.0)
+
+def _tell():
+    for _ in range(300):
+        print("SEEN", SEEN, flush=True)
+        time.sleep(0.1)
+
+threading.Thread(target=_tell, daemon=True).start()
+""",
     }
 
 
@@ -299,16 +359,21 @@ def test_innocent_full_submission_keeps_full_marks_unflagged(graded):
 @pytest.mark.parametrize("student", ["run_solutions", "read_hidden_tests", "rewrite_checks",
                                      "edit_gradebook", "overwrite_others", "network", "linger",
                                      "display_result", "shared_memory", "flood", "symlinks",
-                                     "terminal_escapes", "relabelled", "linecache"])
+                                     "terminal_escapes", "relabelled", "linecache",
+                                     "frame_reader", "forged_reply", "shadow_names",
+                                     "keep_inputs", "patch_checks", "ast_transformer",
+                                     "exception_handler", "shell_class", "wrapped_checks",
+                                     "fake_module", "helpers_of_checks", "history",
+                                     "session_send", "code_swap"])
 def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     assert _score(graded["by"][student]) == 0, graded["by"][student]
 
 
 @pytest.mark.parametrize("student,points,flag", [
-    ("patch_checks", 2, "changes checks.check_square_grad"),
-    ("patch_checks", 2, "autograder.checks.tapes.check_square_grad is not the course's code"),
-    ("ast_transformer", 10, "uses .ast_transformers"),
-    ("ast_transformer", 10, "an IPython AST transformer was changed while cell"),
+    ("patch_checks", 0, "changes checks.check_square_grad"),
+    ("patch_checks", 0, "autograder.checks.tapes.check_square_grad is not the course's code"),
+    ("ast_transformer", 0, "uses .ast_transformers"),
+    ("ast_transformer", 0, "an IPython AST transformer was changed while cell"),
     ("exception_handler", 0, "a custom exception handler was changed while cell"),
     ("display_result", 0, "imports displayhook from sys"),
     ("shell_class", None, "a method of the IPython shell or the kernel was changed while cell"),
@@ -324,6 +389,7 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     ("code_swap", None, "computed attribute access"),
     ("code_swap", None, "an attribute of a check module or of a module it uses was changed"),
     ("linecache", None, "the source of executed cells"),
+    ("forged_reply", 0, "the kernel answered the grader twice"),
 ])
 def test_probe_in_its_own_interpreter_is_flagged_for_review_with_the_reason(graded, student, points, flag):
     rows = graded["by"][student]
@@ -361,7 +427,13 @@ def test_odd_names_and_terminal_escapes_reach_the_reports_escaped(graded):
     summary = (graded["out"] / "summary.txt").read_text()
     assert "bad\\xffname" in summary and "\x1b" not in summary
     assert "\x1b" not in graded["proc"].stdout
-    assert "\\x1b[2J" in graded["by"]["terminal_escapes"][0]["message"]
+    message = graded["by"]["terminal_escapes"][0]["message"]
+    assert "\x1b" not in message and "all clear" not in message and "raised ValueError" in message
+
+
+def test_inputs_a_function_kept_reach_no_feedback(graded):
+    [page] = (graded["out"] / "feedback" / "keep_inputs").rglob("*.html")
+    assert "SEEN [" not in page.read_text() and "10.25" not in page.read_text()
 
 
 def test_hidden_tests_reach_no_output_and_no_feedback(graded):
