@@ -416,11 +416,19 @@ class NameTimeouts(NbGraderPreprocessor):
                     timed_out = timed_out or ("the set-up cell" if grade_id == "setup" else
                                               f"cell '{grade_id}'" if grade_id else
                                               f"cell {index + 1}")
-                elif output.ename == "NameError" and timed_out and "timed out" not in output.evalue:
+                elif timed_out and _missing_name(output) and "timed out" not in output.evalue:
                     output.evalue = (f"{timed_out} timed out after {self.cell_timeout_s} s, so what "
                                      f"it defines is missing ({output.evalue})")
-                    output.traceback = [f"NameError: {output.evalue}"]
+                    output.traceback = [f"{output.ename}: {output.evalue}"]
         return nb, resources
+
+
+def _missing_name(output) -> bool:
+    """Whether an error output is about a missing name: a NameError in the kernel, or the
+    grader's verdict that the code under test raised one or could not be reached."""
+    words = ("raised NameError", "a name it uses is not defined", "checks are not loaded")
+    return output.ename == "NameError" or (
+        output.ename == "CheckFailed" and any(w in " ".join(output.evalue.split()) for w in words))
 
 
 class HideTracebacks(NbGraderPreprocessor):
