@@ -34,7 +34,7 @@ __all__ = ["Exercise", "Context", "EXERCISES", "FINDINGS", "exercise", "load", "
            "render_finding", "judge_observation", "JUDGE_MODULES"]
 
 #: The modules of this package that register exercises (imported by :func:`load`).
-JUDGE_MODULES = ("tapes", "graphs", "control_flow", "software", "training")
+JUDGE_MODULES = ("tapes", "graphs", "control_flow", "software", "training", "pitfalls")
 
 #: Check function name (``"check_square_grad"``) -> its exercise.
 EXERCISES: dict[str, "Exercise"] = {}
