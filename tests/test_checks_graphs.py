@@ -4,11 +4,15 @@ cause. Real TensorFlow."""
 import logging
 import sys
 
+import pytest
 import tensorflow as tf
 
 from autograder.checks import graphs as checks
+from autograder.checks import judge, plain
 from autograder.checks.capture import capture_output
-from tests.expect import fails_with
+from autograder.checks.compare import CheckFailed
+from autograder.checks.kernel_entry import Entry
+from tests.expect import fails_with, flat
 
 
 # ------------------------------------------------------------------ square_if_positive (tf.cond)
@@ -42,8 +46,16 @@ def test_square_if_positive_rejects_python_if_without_autograph():
 
 
 def test_square_if_positive_rejects_graph_without_cond():
-    error = fails_with(checks.check_square_if_positive, square_if_positive_where, None, "no If op")
+    # Issue 18: the right numbers without the branch in the graph (M21; message as before).
+    error = fails_with(checks.check_square_if_positive, square_if_positive_where, "M21", "no If op")
     assert "tf.cond" in str(error)
+
+
+def test_square_if_positive_rejects_hand_computed_constants_in_a_cond():
+    # Right for 3.0 and -2.0, and a real If op: but the values never depend on x.
+    by_hand = lambda x: tf.cond(x > 0, lambda: tf.constant(9.0), lambda: tf.constant(-2.0))  # noqa: E731
+    fails_with(checks.check_square_if_positive, by_hand, "M21", "same value", "does not follow",
+               "tf.cond(x > 0")
 
 
 def test_square_if_positive_rejects_wrong_branch():
@@ -81,6 +93,27 @@ def test_noisy_square_counts_tf_print_lines_on_stdout_or_stderr(capfd):
 
 def test_noisy_square_rejects_python_print():
     fails_with(checks.check_noisy_square, noisy_square_python_print, "M08", "tf.print", "traces")
+
+
+def test_noisy_square_rejects_square_without_any_print():
+    fails_with(checks.check_noisy_square, tf.function(lambda x: x * x), "M21", "prints nothing",
+               "tf.print")
+
+
+def test_noisy_square_rejects_hand_computed_constant():
+    @tf.function
+    def by_hand(x):
+        tf.print("square of", x, output_stream=sys.stdout)
+        return tf.constant(9.0)
+    fails_with(checks.check_noisy_square, by_hand, "M21", "same value")
+
+
+def test_noisy_square_says_when_what_it_prints_is_not_x():
+    @tf.function
+    def prints_other(x):
+        tf.print("a square", output_stream=sys.stdout)
+        return x * x
+    fails_with(checks.check_noisy_square, prints_other, None, "not in what it prints")
 
 
 def test_noisy_square_rejects_undecorated_function():
@@ -144,6 +177,41 @@ def test_accumulator_rejects_total_shared_between_instances():
     fails_with(checks.check_accumulator, AccumulatorShared, None, "expected")
 
 
+class AccumulatorPythonSide(tf.Module):
+    """The right totals, but the variable is updated by Python code (tf.py_function), not by
+    an op of add's graph."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = tf.Variable(0.0)
+
+    def _add_eagerly(self, x):
+        self.total.assign(float(self.total.numpy()) + float(x.numpy()))
+        return self.total.read_value()
+
+    @tf.function
+    def add(self, x):
+        return tf.reshape(tf.py_function(self._add_eagerly, [x], tf.float32), [])
+
+
+def test_accumulator_rejects_variable_updated_outside_the_graph():
+    fails_with(checks.check_accumulator, AccumulatorPythonSide, "M21", "no op of add's graph",
+               "assign_add")
+
+
+def test_accumulator_accepts_assign_and_assign_add_return_value():
+    class Assign(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.total = tf.Variable(0.0, trainable=False)
+
+        @tf.function
+        def add(self, x):
+            return self.total.assign(self.total + x)
+
+    checks.check_accumulator(Assign, cases=[[5.0, -1.5], [-3.0]], hidden=True)
+
+
 # ------------------------------------------------------------------ make_celsius_to_fahrenheit
 
 def fahrenheit(c):
@@ -166,14 +234,21 @@ def test_celsius_to_fahrenheit_accepts_input_signature():
 
 
 def test_celsius_to_fahrenheit_rejects_retracing_on_python_floats():
+    # Issue 18: the right numbers, but not one graph for every input (M21; message as before).
     error = fails_with(checks.check_make_celsius_to_fahrenheit, lambda: tf.function(fahrenheit),
-                       None, "input_signature")
+                       "M21", "input_signature")
     assert "traced 3 times" in str(error)
 
 
 def test_celsius_to_fahrenheit_rejects_reduce_retracing_alone():
     fails_with(checks.check_make_celsius_to_fahrenheit,
-               lambda: tf.function(fahrenheit, reduce_retracing=True), None, "reduce_retracing")
+               lambda: tf.function(fahrenheit, reduce_retracing=True), "M21", "reduce_retracing")
+
+
+def test_celsius_to_fahrenheit_rejects_hand_computed_constant():
+    constant = tf.function(lambda c: tf.constant(32.0), input_signature=ANY_FLOAT)
+    fails_with(checks.check_make_celsius_to_fahrenheit, lambda: constant, "M21", "same value",
+               "another Python value")
 
 
 def test_celsius_to_fahrenheit_rejects_wrong_formula():
@@ -210,6 +285,47 @@ def test_grad_through_rejects_unwatched_constant():
     fails_with(checks.check_grad_through, grad_through_unwatched, "M01", "tape.watch")
 
 
+def test_grad_through_accepts_forward_mode_and_functions_given_by_coefficients():
+    def forward(f, x):
+        with tf.autodiff.ForwardAccumulator(primals=x, tangents=tf.ones_like(x)) as accumulator:
+            y = f(x)
+        return accumulator.jvp(y)
+
+    cases = [("sin_x", 0.3), ({"coefficients": [0.5, -1.0, 0.0, 0.25]}, 1.7)]
+    checks.check_grad_through(forward, cases=cases, hidden=True)
+    checks.check_grad_through(grad_through, cases=cases, hidden=True)
+
+
+def grad_through_by_hand(f, x):
+    """The derivatives of the visible functions, worked out by hand and picked by name."""
+    name = f.python_function.__name__
+    return {"_poly": 3 * x ** 2 - 2.0, "_branchy": 2 * x if x > 1.0 else 3.0 + 0 * x}[name]
+
+
+def grad_through_finite_difference(f, x):
+    h = 1e-2
+    return (f(x + h) - f(x - h)) / (2 * h)
+
+
+def test_grad_through_rejects_derivatives_written_by_hand():
+    fails_with(checks.check_grad_through, grad_through_by_hand, "M21", "no tape computed it",
+               "tape.gradient(y, x)")
+
+
+def test_grad_through_rejects_finite_differences():
+    fails_with(checks.check_grad_through, grad_through_finite_difference, "M21",
+               "no tape computed it", cases=[("poly", 2.0)])
+
+
+def test_grad_through_rejects_f_run_eagerly():
+    def eagerly(f, x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f.python_function(x)
+        return tape.gradient(y, x)
+    fails_with(checks.check_grad_through, eagerly, "M21", "never ran as a graph")
+
+
 def test_capture_output_redirects_logging_handlers_that_write_to_stderr(capfd):
     # In a Jupyter kernel TensorFlow's logger has such a handler, holding the kernel's stderr.
     logger = logging.getLogger("capture-test")
@@ -234,3 +350,78 @@ def test_unwritten_exercise_is_reported_as_not_written_yet():
 
     error = fails_with(checks.check_noisy_square, blank, None, "not written yet")
     assert "raise NotImplementedError()" in str(error)
+
+
+# ------------------------------------------------------------------ the grading path
+
+def _graded(check_name, fn, cases):
+    """Grade ``fn`` as the grader does: the kernel half through kernel_entry (plain data),
+    the grader half on the reply, messages without values (``reveal=False``)."""
+    entry = judge.load()[check_name]
+    reply = plain.loads(Entry.observe(check_name, lambda: (fn,), plain.dumps(
+        {"cases": cases, "hidden": True, "options": {}})))
+    for i, case in enumerate(cases):
+        answer = reply["cases"][i] if i < len(reply["cases"]) else None
+        judge.judge_observation(entry, plain.roundtrip(case), answer,
+                                entry.context(i, plain.roundtrip(case), True, reveal=False), {})
+    return reply
+
+
+def test_grading_square_if_positive_passes_the_solution_and_words_a_missing_cond():
+    _graded("check_square_if_positive", square_if_positive, [0.5, -0.5, 4.0, -7.25])
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_square_if_positive", square_if_positive_where, [4.0, -7.25])
+    message = flat(info.value)
+    assert info.value.mistake == "M21" and "hidden case 1" in message and "tf.cond" in message
+    for value in ("4.0", "-7.25", "16", "Select", "Greater"):
+        assert value not in message, message
+
+
+def test_grading_square_if_positive_words_m09_from_the_kernels_finding():
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_square_if_positive", tf.function(square_if_positive_python_if), [2.5])
+    assert info.value.mistake == "M09" and "2.5" not in str(info.value)
+
+
+def test_grading_grad_through_passes_the_solution_and_rejects_derivatives_by_hand():
+    cases = [["poly", -1.5], ["branchy", 0.5], [{"coefficients": [1.0, 2.0, -3.0]}, 0.75]]
+    _graded("check_grad_through", grad_through, cases)
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_grad_through", grad_through_finite_difference, cases)
+    message = flat(info.value)
+    assert info.value.mistake == "M21" and "hidden case 1" in message
+    for value in ("-1.5", "poly", "4.75", "expected"):
+        assert value not in message, message
+
+
+def test_grading_make_celsius_rejects_retracing_without_counts():
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_make_celsius_to_fahrenheit", lambda: tf.function(fahrenheit), [37.0])
+    message = flat(info.value)
+    assert info.value.mistake == "M21" and "input_signature" in message
+    assert "37" not in message and "traced 3" not in message
+
+
+def test_grading_noisy_square_counts_lines_in_the_kernel_and_judges_them_on_the_grader(capfd):
+    reply = _graded("check_noisy_square", noisy_square, [[-1.5, 4], [10.0, 3]])
+    assert reply["cases"][0]["obs"]["lines"] == 4  # a count, never the printed text
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_noisy_square", noisy_square_python_print, [[-1.5, 4]])
+    assert info.value.mistake == "M08" and "-1.5" not in str(info.value)
+    assert "square of" not in capfd.readouterr().err
+
+
+def test_grading_accumulator_and_not_tf_function_findings():
+    _graded("check_accumulator", Accumulator, [[5.0, -1.5], [0.25, 0.25]])
+
+    class Eager(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.total = tf.Variable(0.0)
+
+        def add(self, x):
+            return self.total.assign_add(x)
+
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_accumulator", Eager, [[5.0]])
+    assert info.value.code == "not_tf_function" and "@tf.function" in str(info.value)

@@ -1,30 +1,43 @@
 """Checks of assignment 03 (tf.function and AutoGraph), and the graph-aware helpers that the
 checks of 04 share.
 
+Every check is in two halves (:mod:`autograder.checks.judge`): a kernel half here,
+``collect_<name>(fn, case, ctx)``, calls the student's code and returns what it observed as
+plain data; the grader half in :mod:`autograder.checks.judge.graphs` computes the reference from
+NumPy and analytic derivatives and decides. The visible ``check_<name>`` runs both.
+
 Graph-aware means: a decorated function is called as a graph, more than once, on inputs that
 reach every branch; traces are counted; ``tf.print`` output is captured at the file-descriptor
-level (:mod:`autograder.checks.capture`); student code is called through
-:mod:`autograder.checks.harness`, which names the exceptions TensorFlow raises for known mistakes
-(M07, M09, M15, M16, M18, ...) and runs every check as graphs even when
-``run_functions_eagerly(True)`` was left on (M19). Some mistakes only show in graph mode, which is
-why the checks never settle for one eager call. No traced function is kept between calls.
-Reference values come from NumPy and analytic derivatives.
+level (:mod:`autograder.checks.capture`) and sent as counts of lines holding a value, never as
+text; a graph's op types (of every function it calls, loop and branch bodies included) are sent
+as a list of names; student code is called through :mod:`autograder.checks.harness`, which names
+the exceptions TensorFlow raises for known mistakes (M07, M09, M15, M16, M18, ...) and runs
+every check as graphs even when ``run_functions_eagerly(True)`` was left on (M19). Some mistakes
+only show in graph mode, which is why the checks never settle for one eager call. No traced
+function is kept between calls. Besides its inputs, each case also calls the student's code on a
+probe derived from it (:func:`autograder.checks.judge.graphs.nearby`, ...): an answer worked out
+by hand is right on the case and wrong there (M21).
 """
 from __future__ import annotations
 
+import contextlib
 import re
 
 import numpy as np
 import tensorflow as tf
 
+from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .capture import capture_output
-from .compare import assert_close, case_label, fail, passed
-from .harness import call, check, is_tf_function, require_tf_function
+from .compare import CheckFailed, fail
+from .harness import (NOT_ANSWERED, call, exercise_check, is_tf_function, recording_gradients,
+                      require_tf_function)
+from .judge.graphs import celsius_inputs, grad_function_spec, nearby
 
 __all__ = [
     "check_square_if_positive", "check_noisy_square", "check_accumulator",
-    "check_make_celsius_to_fahrenheit", "check_grad_through",
+    "check_make_celsius_to_fahrenheit", "check_grad_through", "GRAD_FUNCTIONS",
     "is_tf_function", "require_tf_function", "tracing_count", "graph_op_types", "printed_lines",
+    "graph_evidence", "recording_autodiff", "observe_call", "tf_function_required",
 ]
 
 
@@ -55,163 +68,251 @@ def printed_lines(captured, value: float | None = None, rtol: float = 1e-3) -> l
             if any(np.isclose(float(n), value, rtol=rtol, atol=1e-6) for n in _NUMBER.findall(line))]
 
 
+_NUMERAL = re.compile(rb"\s*[-+]?\d+\s*")
+
+
+def graph_evidence(fn, *input_signature) -> dict:
+    """What a graph of ``fn`` is made of, as plain data: ``op_types``, the sorted op type names
+    of the graph for ``input_signature`` and of every function it calls (loop bodies, branches,
+    nested tf.functions); ``largest_constant``, the most elements of a constant in it, of a
+    tensor it captured or of a variable it reads; ``numeral_strings``, how many string entries
+    of those are decimal numbers (``b"7"``): words written in advance, not computed."""
+    concrete = fn.get_concrete_function(*input_signature)
+    graph_def = concrete.graph.as_graph_def()
+    nodes = list(graph_def.node)
+    for function in graph_def.library.function:
+        nodes.extend(function.node_def)
+    largest, numerals = 0, 0
+    for node in nodes:
+        if node.op != "Const":
+            continue
+        tensor = node.attr["value"].tensor
+        size = int(np.prod([d.size for d in tensor.tensor_shape.dim])) if \
+            tensor.tensor_shape.dim else 1
+        largest = max(largest, size)
+        numerals += sum(1 for s in tensor.string_val if _NUMERAL.fullmatch(s))
+    held = [t for t in concrete.captured_inputs if t.dtype != tf.resource]
+    held += [v for v in concrete.variables]
+    for tensor in held:
+        try:
+            value = np.asarray(tensor.numpy())
+        except Exception:  # a symbolic capture of an outer graph: its size is what we know
+            value = None
+        size = int(np.prod(tensor.shape)) if tensor.shape.is_fully_defined() else 0
+        largest = max(largest, size)
+        if value is not None and tensor.dtype == tf.string:
+            numerals += sum(1 for s in value.reshape(-1) if _NUMERAL.fullmatch(bytes(s)))
+    return {"op_types": sorted({node.op for node in nodes}), "largest_constant": largest,
+            "numeral_strings": numerals}
+
+
+def all_op_types(fn, *input_signature) -> list[str]:
+    """The sorted op type names of ``fn``'s graph and of every function it calls."""
+    return graph_evidence(fn, *input_signature)["op_types"]
+
+
+@contextlib.contextmanager
+def recording_autodiff():
+    """:func:`harness.recording_gradients`, with ``ForwardAccumulator.jvp`` recorded too (a
+    forward-mode derivative is automatic differentiation as well): yields the
+    :class:`~autograder.checks.harness.GradientRecord`, whose ``produced(value)`` says whether a
+    tape or an accumulator made ``value``."""
+    accumulator = tf.autodiff.ForwardAccumulator
+    original = accumulator.jvp
+    with recording_gradients() as record:
+        def jvp(self, primals, *args, **kwargs):
+            result = original(self, primals, *args, **kwargs)
+            record.calls.append((self, primals, None, result))
+            return result
+
+        accumulator.jvp = jvp
+        try:
+            yield record
+        finally:
+            accumulator.jvp = original
+
+
+def observe_call(fn, *args, what: str, **kwargs):
+    """:func:`harness.call`, with the finding code a grading kernel sends for the failures it
+    words itself: ``not_answered`` (NotImplementedError), ``raised`` (an exception of no known
+    cause)."""
+    __tracebackhide__ = True
+    try:
+        return call(fn, *args, what=what, **kwargs)
+    except CheckFailed as error:
+        if error.code is None and error.mistake is None:
+            if error.cause.endswith(NOT_ANSWERED[0]):
+                error.code = "not_answered"
+            elif error.cause.startswith(f"{what} raised "):
+                error.code = "raised"
+        raise
+
+
+def tf_function_required(fn, name: str, fix: str | None = None) -> None:
+    """:func:`harness.require_tf_function` with the finding code ``not_tf_function``."""
+    __tracebackhide__ = True
+    try:
+        require_tf_function(fn, name, fix)
+    except CheckFailed as error:
+        fail(error.cause, fix=error.fix, code="not_tf_function")
+
+
 def _scalar(x) -> tf.Tensor:
     return tf.constant(x, dtype=tf.float32)
 
 
+def snapshot(value):
+    """``value`` as it is now: a tf.Variable's current value (a later call could change the
+    variable before the observations are sent), anything else itself."""
+    if isinstance(value, tf.Variable):
+        return value.numpy()
+    if isinstance(value, (list, tuple)):
+        return [snapshot(v) for v in value]
+    return value
+
+
 # --------------------------------------------------------------------------- 03 checks
 
-@check("square_if_positive")
-def check_square_if_positive(fn, cases=None, hidden=False):
-    """Check ``square_if_positive(x)``: ``x * x`` when ``x > 0``, else ``x``, written with
-    ``tf.cond`` so that it runs as a graph without AutoGraph.
+def collect_square_if_positive(fn, case, ctx):
+    """Kernel half of ``check_square_if_positive``: ``square_if_positive(x)`` is ``x * x`` when
+    ``x > 0``, else ``x``, written with ``tf.cond`` so that it runs as a graph without AutoGraph.
+    Idea graded: the branch happens in the graph (tf.cond builds an If op).
 
     The check wraps ``fn``'s Python function in ``tf.function(..., autograph=False)`` itself
-    (whatever decorator the student wrote), calls it twice per case on float32 scalars, and
-    compares with ``np.where(x > 0, x * x, x)``. The graph must hold an ``If``/``StatelessIf``
-    op (that is what ``tf.cond`` builds).
+    (whatever decorator the student wrote), calls it twice on the float32 scalar x and once on
+    a probe of the same sign (:func:`~autograder.checks.judge.graphs.nearby`), and reads the op
+    types of that graph.
 
-    Args:
-        fn: the student's function (decorated or not) of a float32 scalar tensor.
-        cases: float inputs; default ``[3.0, -2.0]``. Cover both branches.
+    Returns:
+        ``{"results": [two values], "probe": value, "op_types": [str, ...]}``.
     Raises:
         CheckFailed: M09 when a Python ``if`` on the tensor fails without AutoGraph.
     """
     __tracebackhide__ = True
-    cases = [3.0, -2.0] if cases is None else cases
-    name = "square_if_positive"
+    x = float(case)
     graph = tf.function(getattr(fn, "python_function", fn), autograph=False)
-    for index, x in enumerate(cases):
-        label = case_label(x, hidden, index)
-        expected = np.where(x > 0, np.float32(x) * np.float32(x), np.float32(x))
-        for _ in range(2):
-            got = call(graph, _scalar(x), what=f"{name} as a graph without AutoGraph ({label})")
-            assert_close(got, expected, f"{name} ({label})", check_dtype="float")
-    ops = graph_op_types(graph, tf.TensorSpec([], tf.float32))
-    if not {"If", "StatelessIf"} & set(ops):
-        fail(f"{name} gives the right values but its graph has no If op, so it does not use "
-             f"tf.cond (ops: {', '.join(sorted(set(ops)))}).",
-             fix="write tf.cond(tf.greater(x, 0), if_true, if_false) with two functions of no "
-                 "arguments.")
-    passed(name, len(cases))
+    what = f"{ctx.exercise} as a graph without AutoGraph ({ctx.label})"
+    got = [observe_call(graph, _scalar(x), what=what) for _ in range(2)]
+    probe = observe_call(graph, _scalar(nearby(x)), what=what)
+    return {"results": got, "probe": probe,
+            "op_types": all_op_types(graph, tf.TensorSpec([], tf.float32))}
 
 
-@check("noisy_square")
-def check_noisy_square(fn, cases=None, hidden=False):
-    """Check ``noisy_square(x)``: a ``tf.function`` returning ``x * x`` that prints x with
-    ``tf.print`` on every call.
+check_square_if_positive = exercise_check("check_square_if_positive", collect_square_if_positive)
 
-    Each case ``(x, calls)`` calls ``fn`` ``calls`` times with the same float32 scalar, capturing
-    stdout and stderr at the file-descriptor level (``tf.print`` writes from C++), and expects at
-    least ``calls`` printed lines holding x. Output is captured, never shown.
 
-    Args:
-        fn: the student's ``tf.function``.
-        cases: ``(x, calls)`` pairs; default ``[(3.0, 3)]``.
+def collect_noisy_square(fn, case, ctx):
+    """Kernel half of ``check_noisy_square``: ``noisy_square(x)`` is a ``tf.function``
+    returning ``x * x`` that prints x with ``tf.print`` on every call. Idea graded: tf.print is
+    an op of the graph, so it runs on every call.
+
+    A case ``(x, calls)`` calls ``fn`` ``calls`` times with the same float32 scalar, capturing
+    stdout and stderr at the file-descriptor level (``tf.print`` writes from C++), and counts
+    the captured lines that hold x; it also calls ``fn`` on a probe, reads the graph's op types
+    and counts the lines a fresh copy of the function prints while it traces (a Python print).
+    Output is captured, never shown.
+
+    Returns:
+        ``{"results", "probe", "lines", "trace_lines", "op_types"}``.
     Raises:
-        CheckFailed: M08 when fewer lines than calls appear (a Python ``print`` runs only while
-            TensorFlow traces the function, not on every call); M18 for jit_compile=True.
+        CheckFailed: M18 for jit_compile=True; not_tf_function.
     """
     __tracebackhide__ = True
-    cases = [(3.0, 3)] if cases is None else cases
-    name = "noisy_square"
-    require_tf_function(fn, name)
-    for index, (x, calls) in enumerate(cases):
-        label = case_label(x, hidden, index)
-        with capture_output() as out:
-            results = [call(fn, _scalar(x), what=f"{name} ({label})") for _ in range(calls)]
-        for got in results:
-            assert_close(got, np.float32(x) * np.float32(x), f"{name} ({label})", check_dtype="float")
-        lines = printed_lines(out, x)
-        if len(lines) < calls:
-            fail(f"{name} was called {calls} times ({label}) but printed x only {len(lines)} "
-                 f"time(s). A Python print() runs once, while TensorFlow traces the function; "
-                 f"the graph it builds has no print in it.", mistake="M08",
-                 fix="use tf.print(...), an op of the graph that runs on every call.")
-    passed(name, len(cases))
+    x, calls = float(case[0]), int(case[1])
+    tf_function_required(fn, ctx.exercise)
+    with capture_output() as out:
+        got = [observe_call(fn, _scalar(x), what=ctx.what) for _ in range(calls)]
+    with capture_output():
+        probe = observe_call(fn, _scalar(nearby(x)), what=ctx.what)
+    spec = tf.TensorSpec([], tf.float32)
+    with capture_output() as traced:
+        observe_call(tf.function(fn.python_function).get_concrete_function, spec, what=ctx.what)
+    with capture_output():
+        ops = all_op_types(fn, spec)
+    return {"results": got, "probe": probe, "lines": len(printed_lines(out, x)),
+            "trace_lines": len(traced.lines()), "op_types": ops}
 
 
-@check("Accumulator")
-def check_accumulator(cls, cases=None, hidden=False):
-    """Check the ``Accumulator`` class: ``Accumulator()`` holds ``total``, a float32
+check_noisy_square = exercise_check("check_noisy_square", collect_noisy_square)
+
+
+def collect_accumulator(cls, case, ctx):
+    """Kernel half of ``check_accumulator``: ``Accumulator()`` holds ``total``, a float32
     ``tf.Variable`` starting at 0, and its ``tf.function`` method ``add(x)`` adds x to it and
-    returns the new total.
+    returns the new total. Idea graded: a tf.Variable made once is updated inside a
+    tf.function (add's graph holds the assign op).
 
-    Each case is a list of values: a fresh ``Accumulator`` is made and ``add`` called on each
-    value (float32 scalar tensors); the returned totals must be the running sums
-    (``np.cumsum``), and a second fresh instance must start again at 0.
+    A case is a list of values: two fresh instances are made in turn and ``add`` called on
+    each value (float32 scalar tensors).
 
-    Args:
-        cls: the student's class.
-        cases: lists of floats; default ``[[1.0, 2.0, 3.0]]``.
+    Returns:
+        ``{"instances": [two dicts of "totals", "total_is_variable", "total_type", "total",
+        "op_types"]}``.
     Raises:
-        CheckFailed: M07 when ``add`` raises the ValueError of a ``tf.Variable`` created
-            inside a ``tf.function``.
+        CheckFailed: M07 when ``add`` raises the ValueError of a ``tf.Variable`` created inside
+            a ``tf.function``; not_tf_function when add is not one.
     """
     __tracebackhide__ = True
-    cases = [[1.0, 2.0, 3.0]] if cases is None else cases
-    name = "Accumulator"
-    for index, values in enumerate(cases):
-        label = case_label(values, hidden, index)
-        for _ in range(2):  # a second instance must not share the first one's total
-            acc = call(cls, what=f"{name}()")
-            require_tf_function(acc.add, "Accumulator.add")
-            expected = np.cumsum(np.asarray(values, np.float32))
-            for step, (x, want) in enumerate(zip(values, expected)):
-                got = call(acc.add, _scalar(x), what=f"{name}.add ({label}, call {step + 1})")
-                assert_close(got, want, f"{name}.add total after {step + 1} call(s) ({label})",
-                             check_dtype="float")
-            total = getattr(acc, "total", None)
-            if not isinstance(total, tf.Variable):
-                fail(f"{name}.total should be a tf.Variable, got {type(total).__name__}.",
-                     fix="make it once, in __init__: self.total = tf.Variable(0.0).")
-            assert_close(total, expected[-1], f"{name}.total after the calls ({label})")
-    passed(name, len(cases))
+    values = [float(v) for v in np.asarray(case, np.float64).reshape(-1)]
+    instances = []
+    for _ in range(2):  # a second instance must not share the first one's total
+        acc = observe_call(cls, what=f"{ctx.exercise}()")
+        tf_function_required(getattr(acc, "add", None), "Accumulator.add",
+                             fix="put @tf.function on the line above `def add`.")
+        totals = [snapshot(observe_call(acc.add, _scalar(x), what=f"{ctx.exercise}.add "
+                                        f"({ctx.label}, call {step + 1})"))
+                  for step, x in enumerate(values)]
+        total = getattr(acc, "total", None)
+        is_variable = isinstance(total, tf.Variable)
+        instances.append({
+            "totals": totals, "total_is_variable": is_variable,
+            "total_type": type(total).__name__,
+            "total": total.numpy() if is_variable else None,
+            "op_types": observe_call(all_op_types, acc.add, tf.TensorSpec([], tf.float32),
+                                     what=f"{ctx.exercise}.add traced for a float32 scalar")})
+    return {"instances": instances}
 
 
-@check("make_celsius_to_fahrenheit")
-def check_make_celsius_to_fahrenheit(make_fn, cases=None, hidden=False):
-    """Check ``make_celsius_to_fahrenheit()``: it returns a ``tf.function`` computing
-    ``c * 9 / 5 + 32`` that traces once for every float32 input, Python floats and tensors of
-    any shape included.
+check_accumulator = exercise_check("check_accumulator", collect_accumulator)
 
-    The check makes a fresh function with ``make_fn()``, calls it twice per case, compares with
-    NumPy, and expects exactly one trace over all the calls. A plain ``tf.function`` retraces for
-    every new Python float (the value is part of the trace key) and ``reduce_retracing=True``
-    does not change that; an ``input_signature`` with
-    ``tf.TensorSpec(shape=None, dtype=tf.float32)`` does.
 
-    Args:
-        make_fn: the student's function of no arguments returning the ``tf.function``.
-        cases: inputs: Python floats or nested lists of floats; default ``[0.0, 100.0, -40.0]``.
+def collect_make_celsius_to_fahrenheit(make_fn, case, ctx):
+    """Kernel half of ``check_make_celsius_to_fahrenheit``: ``make_celsius_to_fahrenheit()``
+    returns a ``tf.function`` computing ``c * 9 / 5 + 32`` that traces once for every float32
+    input, Python floats and tensors of any shape included. Idea graded: one graph serves every
+    input (an input_signature).
+
+    For each case a fresh function is made with ``make_fn()`` and called on the inputs of
+    :func:`~autograder.checks.judge.graphs.celsius_inputs`: the case's input twice, another
+    Python value of its structure, a float32 tensor of another shape; then its traces are
+    counted. A plain ``tf.function`` retraces for every new Python float (the value is part of
+    the trace key) and ``reduce_retracing=True`` does not change that; an ``input_signature``
+    with ``tf.TensorSpec(shape=None, dtype=tf.float32)`` does.
+
+    Returns:
+        ``{"results": [four values], "traces": int}``.
     """
     __tracebackhide__ = True
-    cases = [0.0, 100.0, -40.0] if cases is None else cases
-    name = "make_celsius_to_fahrenheit()"
-    fn = call(make_fn, what="make_celsius_to_fahrenheit()")
-    require_tf_function(fn, "The function returned by make_celsius_to_fahrenheit()",
-                        fix="return tf.function(fahrenheit, input_signature=[...]).")
-    for index, c in enumerate(cases):
-        label = case_label(c, hidden, index)
-        expected = np.asarray(c, np.float32) * 9 / 5 + 32
-        for _ in range(2):
-            got = call(fn, c, what=f"{name} called on {label}")
-            assert_close(got, expected, f"{name} called on {label}", rtol=1e-5, atol=1e-4,
-                         check_dtype="float")
-    traces = tracing_count(fn)
-    if traces > 1:
-        fail(f"{name} gave the right values but traced {traces} times for {len(cases)} inputs: "
-             f"each new Python float (or shape) made a new graph (reduce_retracing=True does "
-             f"not help with Python numbers).",
-             fix="pass an input_signature, tf.function(fahrenheit, input_signature=["
-                 "tf.TensorSpec(shape=None, dtype=tf.float32)]), so every input becomes one "
-                 "float32 tensor and one graph serves all calls.")
-    passed("make_celsius_to_fahrenheit", len(cases))
+    fn = observe_call(make_fn, what="make_celsius_to_fahrenheit()")
+    tf_function_required(fn, "The function returned by make_celsius_to_fahrenheit()",
+                         fix="return tf.function(fahrenheit, input_signature=[...]).")
+    got = []
+    for c in celsius_inputs(case):
+        c = tf.constant(c) if isinstance(c, np.ndarray) else c
+        got.append(snapshot(observe_call(fn, c, what=f"make_celsius_to_fahrenheit() called "
+                                                     f"on {ctx.label}")))
+    return {"results": got, "traces": tracing_count(fn)}
 
 
-# Functions f of check_grad_through with their analytic derivatives, by name. The check wraps
-# each in a new tf.function per case: a traced function kept from one call to the next would
-# remember the variables of the first call (a student may pass f a tf.Variable of their own).
+check_make_celsius_to_fahrenheit = exercise_check("check_make_celsius_to_fahrenheit",
+                                                  collect_make_celsius_to_fahrenheit)
+
+
+# Functions f of check_grad_through, by name (their derivatives are the grader's, in
+# autograder.checks.judge.graphs). The check wraps each in a new tf.function per case: a traced
+# function kept from one call to the next would remember the variables of the first call (a
+# student may pass f a tf.Variable of their own). Hidden cases may also give a polynomial by
+# its coefficients, {"coefficients": [a0, a1, ...]}: a function no student has seen.
 def _poly(x):
     return x ** 3 - 2.0 * x
 
@@ -226,39 +327,47 @@ def _sin_x(x):
     return tf.sin(x) * x
 
 
-GRAD_FUNCTIONS = {
-    "poly": (_poly, lambda x: 3 * x ** 2 - 2.0),
-    "branchy": (_branchy, lambda x: 2 * x if x > 1.0 else 3.0),
-    "sin_x": (_sin_x, lambda x: np.cos(x) * x + np.sin(x)),
-}
+GRAD_FUNCTIONS = {"poly": _poly, "branchy": _branchy, "sin_x": _sin_x}
 
 
-@check("grad_through")
-def check_grad_through(fn, cases=None, hidden=False):
-    """Check ``grad_through(f, x)``: the derivative df/dx at the float32 scalar tensor ``x``
-    (a ``tf.constant``) of a ``tf.function`` ``f``, computed with ``tf.GradientTape``.
+def _grad_function(spec):
+    kind, coefficients = grad_function_spec(spec)
+    if kind != "polynomial":
+        return GRAD_FUNCTIONS[kind]
 
-    Cases name functions of :data:`GRAD_FUNCTIONS` (each wrapped in a new ``tf.function`` per
-    case; one has a data-dependent ``if``) and a point; the expected value is the analytic
-    derivative.
+    def polynomial(x):  # Horner: (... (a_n x + a_n-1) x + ...) x + a0
+        total = tf.zeros_like(x)
+        for a in reversed(coefficients):
+            total = total * x + a
+        return total
+    return polynomial
 
-    Args:
-        fn: the student's function ``grad_through(f, x)``.
-        cases: ``(function name, x)`` pairs; default ``[("poly", 2.0), ("branchy", 3.0)]``.
+
+def collect_grad_through(fn, case, ctx):
+    """Kernel half of ``check_grad_through``: ``grad_through(f, x)`` is df/dx at the float32
+    scalar tensor ``x`` (a ``tf.constant``) of a ``tf.function`` ``f``, computed with
+    ``tf.GradientTape``. Idea graded: the gradient flows through the tf.function.
+
+    A case names a function of :data:`GRAD_FUNCTIONS` (or gives a polynomial's coefficients)
+    and a point; the function is wrapped in a new ``tf.function`` for the call, while
+    ``tape.gradient`` and ``ForwardAccumulator.jvp`` calls are recorded.
+
+    Returns:
+        ``{"result", "from_autodiff": bool, "f_traced": bool}``.
     Raises:
         CheckFailed: M01 when the gradient is None for a constant input (not watched).
     """
     __tracebackhide__ = True
-    cases = [("poly", 2.0), ("branchy", 3.0)] if cases is None else cases
-    name = "grad_through"
-    for index, (f_name, x) in enumerate(cases):
-        python_f, derivative = GRAD_FUNCTIONS[f_name]
-        label = case_label(f"f={f_name}, x={x}", hidden, index)
-        got = call(fn, tf.function(python_f), _scalar(x), what=f"{name} ({label})")
-        if got is None:
-            fail(f"{name} ({label}) returned None: x is a tf.constant, and a tape only records "
-                 f"operations on what it watches.", mistake="M01",
-                 fix="call tape.watch(x) inside the `with` block before calling f(x).")
-        assert_close(got, derivative(np.float64(x)), f"{name} ({label})", rtol=1e-4, atol=1e-4,
-                     check_dtype="float")
-    passed(name, len(cases))
+    spec, x = case
+    f = tf.function(_grad_function(spec))
+    with recording_autodiff() as record:
+        got = observe_call(fn, f, _scalar(x), what=ctx.what)
+    if got is None:
+        fail(f"{ctx.what} returned None: x is a tf.constant, and a tape only records "
+             f"operations on what it watches.", mistake="M01",
+             fix="call tape.watch(x) inside the `with` block before calling f(x).")
+    return {"result": got, "from_autodiff": record.produced(got),
+            "f_traced": tracing_count(f) > 0}
+
+
+check_grad_through = exercise_check("check_grad_through", collect_grad_through)

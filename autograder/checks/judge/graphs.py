@@ -1,1 +1,335 @@
-"""Grader halves of the checks of graphs (NumPy only); see :mod:`autograder.checks.judge`."""
+"""Grader halves of the checks of assignment 03 (tf.function and AutoGraph), NumPy only.
+
+Each judge takes a case, the observations of the kernel half (``autograder/checks/graphs.py``)
+and a :class:`~autograder.checks.judge.Context`; references come from NumPy and analytic
+derivatives. Much of 03's evidence can only be observed in the kernel (trace counts, printed
+lines, the op types of a graph, which values ``tape.gradient`` produced): the kernel half sends
+it as counts, booleans and lists of op type names, never as text the student printed, and the
+judges decide from it. Messages show values only when ``ctx.reveal`` (a student's visible check).
+
+Besides its own inputs, a case's kernel half also calls the student's code on a *probe*, an
+input derived from the case by the functions below (both halves use them): an answer worked out
+by hand for the inputs it is checked on is right there and wrong on the probe (M21).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import exercise
+
+MODULE = "autograder.checks.graphs"
+
+#: Op types of a branch built by tf.cond (AutoGraph's converted ``if`` builds the same).
+CONDITIONAL_OPS = {"If", "StatelessIf"}
+#: Op types that run Python code from a graph (tf.py_function, tf.numpy_function).
+PY_FUNC_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc"}
+#: Op types that change a tf.Variable in place.
+ASSIGN_OPS = {"AssignAddVariableOp", "AssignSubVariableOp", "AssignVariableOp"}
+#: Op types of tf.print.
+PRINT_OPS = {"PrintV2", "Print"}
+
+#: Most op type names a judge reads (a graph of this course has a few dozen).
+MAX_OP_TYPES = 5000
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+def nearby(x: float) -> float:
+    """The probe of a scalar case: another input on the same side of 0 (``2x + 1`` for x > 0,
+    else ``2x - 1``), so the same branch is taken."""
+    x = float(x)
+    return 2.0 * x + 1.0 if x > 0 else 2.0 * x - 1.0
+
+
+def celsius_inputs(c) -> list:
+    """The inputs a case ``c`` of make_celsius_to_fahrenheit is called on: ``c`` twice, then
+    the probes: a Python value of another value (``c + 1``, same structure) and a float32
+    array of another shape (``c`` with a leading axis of 1)."""
+    array = np.asarray(c, dtype=np.float32)
+    shifted = (np.asarray(c, dtype=np.float64) + 1.0).tolist()
+    return [c, c, shifted, array[None]]
+
+
+def op_types(obs, key: str = "op_types") -> set:
+    """The op type names the kernel observed, as a set of str (ValueError when malformed)."""
+    names = obs[key]
+    if not isinstance(names, list) or len(names) > MAX_OP_TYPES or not all(
+            isinstance(name, str) for name in names):
+        raise ValueError("op types of an unexpected form")
+    return set(names)
+
+
+def results(obs, key: str, count: int) -> list:
+    """``obs[key]``, a list of exactly ``count`` values (ValueError otherwise)."""
+    values = obs[key]
+    if not isinstance(values, list) or len(values) != count:
+        raise ValueError(f"{key}: not {count} values")
+    return values
+
+
+def count(obs, key: str) -> int:
+    """``obs[key]``, a non-negative int (ValueError otherwise)."""
+    value = obs[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{key}: not a count")
+    return value
+
+
+def matches(actual, expected, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
+    """Whether a student's value (decoded) is numeric, of the reference's shape and close."""
+    if actual is None or not isinstance(actual, (np.ndarray, int, float, list)) \
+            or isinstance(actual, bool):
+        return False
+    try:
+        got = np.asarray(actual, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    want = np.asarray(expected, dtype=np.float64)
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
+
+
+def check_probe(ctx, got, want, got_case, want_case, probe: str, shown: str, fix: str,
+                rtol: float = 1e-5, atol: float = 1e-6, **close) -> None:
+    """Judge the result ``got`` of the student's code on a probe input (``want`` its reference;
+    ``got_case``/``want_case``: the result and reference on the case's own input). When the
+    probe's result is the case's own although the references differ, the result does not
+    follow the input: a value worked out by hand (M21). Any other difference is a wrong value.
+    ``probe`` names the probe input without a value, ``shown`` with it (used when
+    ``ctx.reveal``)."""
+    __tracebackhide__ = True
+    if matches(got, want, rtol, atol):
+        return
+    if matches(got, got_case, 0.0, 0.0) and not matches(want, want_case, rtol, atol):
+        ctx.fail(f"{ctx.what} returns the right value here, but the same value for "
+                 f"{probe}: the result does not follow the input, so it is not computed by "
+                 f"the code the exercise asks for (a value worked out by hand?).",
+                 mistake="M21", fix=fix, code="constant")
+    ctx.close(got, want, f", for {shown if ctx.reveal else probe}", rtol=rtol, atol=atol,
+              **close)
+
+
+# --------------------------------------------------------------------------- square_if_positive
+
+def _square_if_positive(x: float) -> np.ndarray:
+    x = np.float32(x)
+    return np.where(x > 0, x * x, x)
+
+
+@exercise("square_if_positive", module=MODULE, cases=[3.0, -2.0],
+          idea="the branch happens in the graph, built by tf.cond without AutoGraph: the graph "
+               "of the function, traced with autograph=False, holds an If op, and its value "
+               "follows x (also on a probe input of the same sign).",
+          kernel_evidence="the op types of the graph traced with autograph=False")
+def square_if_positive(case, obs, ctx):
+    """``obs``: ``results`` (two calls on x, as a graph without AutoGraph), ``probe`` (the
+    result for :func:`nearby` x), ``op_types`` (of that graph). Reference: x * x if x > 0 else
+    x, in float32."""
+    x = float(case)
+    got = results(obs, "results", 2)
+    for value in got:
+        ctx.close(value, _square_if_positive(x), check_dtype="float")
+    check_probe(ctx, obs["probe"], _square_if_positive(nearby(x)), got[0],
+                _square_if_positive(x), "another input of the same sign",
+                f"the input {nearby(x)}", "compute the value from x inside the branches: "
+                "tf.cond(x > 0, lambda: x * x, lambda: x).", check_dtype="float")
+    ops = op_types(obs)
+    if not CONDITIONAL_OPS & ops:
+        shown = f" (ops: {', '.join(sorted(ops))})" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what} gives the right values but its graph has no If op, so it does "
+                 f"not use tf.cond{shown}. The exercise is the branch in the graph.",
+                 mistake="M21",
+                 fix="write tf.cond(tf.greater(x, 0), if_true, if_false) with two functions of "
+                     "no arguments.", code="no_cond")
+
+
+# --------------------------------------------------------------------------- grad_through
+
+#: Derivatives of the named functions of check_grad_through (autograder.checks.graphs).
+DERIVATIVES = {
+    "poly": lambda x: 3 * x ** 2 - 2.0,
+    "branchy": lambda x: 2 * x if x > 1.0 else 3.0,
+    "sin_x": lambda x: np.cos(x) * x + np.sin(x),
+}
+
+
+def grad_function_spec(spec):
+    """What a grad_through case's function is: ``("name", None)`` for a named function, or
+    ``("polynomial", coefficients)`` for ``{"coefficients": [a0, a1, ...]}`` (a0 + a1 x + ...),
+    functions a student has never seen. ValueError for anything else."""
+    if isinstance(spec, str):
+        if spec not in DERIVATIVES:
+            raise ValueError("unknown function")
+        return spec, None
+    if isinstance(spec, dict) and set(spec) == {"coefficients"}:
+        coefficients = [float(a) for a in spec["coefficients"]]
+        if not 1 <= len(coefficients) <= 12:
+            raise ValueError("coefficients")
+        return "polynomial", coefficients
+    raise ValueError("unknown function")
+
+
+def _derivative(spec, x: float) -> float:
+    kind, coefficients = grad_function_spec(spec)
+    if kind == "polynomial":
+        return float(sum(k * a * x ** (k - 1) for k, a in enumerate(coefficients) if k))
+    return float(DERIVATIVES[kind](np.float64(x)))
+
+
+NO_AUTODIFF = "returns the right derivative, but no tape computed it"
+
+
+@exercise("grad_through", module=MODULE, cases=[("poly", 2.0), ("branchy", 3.0)],
+          label=lambda case: f"input f={case[0]}, x={case[1]}",
+          idea="the gradient flows through a tf.function: the value returned is one that "
+               "tape.gradient (or forward-mode autodiff) produced, with f run as a graph.",
+          kernel_evidence="which values tape.gradient or ForwardAccumulator.jvp produced while "
+                          "grad_through ran, and whether the tf.function f was traced")
+def grad_through(case, obs, ctx):
+    """``obs``: ``result``, ``from_autodiff`` (whether tape.gradient or a ForwardAccumulator
+    produced it), ``f_traced`` (whether the tf.function f ran as a graph). Reference: the
+    analytic derivative at x."""
+    spec, x = case
+    ctx.close(obs["result"], _derivative(spec, float(x)), rtol=1e-4, atol=1e-4,
+              check_dtype="float")
+    if obs["from_autodiff"] is not True:
+        ctx.fail(f"{ctx.what} {NO_AUTODIFF}: the exercise is the gradient through a "
+                 f"tf.function.",
+                 fix="call y = f(x) inside `with tf.GradientTape() as tape:` (after "
+                     "tape.watch(x)) and return tape.gradient(y, x).",
+                 mistake="M21", code="no_tape")
+    if obs["f_traced"] is not True:
+        ctx.fail(f"{ctx.what} returns the right derivative, but f never ran as a graph: the "
+                 f"exercise is the gradient through the tf.function itself.",
+                 fix="call f(x) as it is given (not f.python_function), inside the tape's "
+                     "`with` block.", mistake="M21", code="f_not_traced")
+
+
+# --------------------------------------------------------------------------- make_celsius
+
+def _fahrenheit(c) -> np.ndarray:
+    return np.asarray(c, np.float32) * 9 / 5 + 32
+
+
+RETRACED = ("{what} gives the right values but traced more than once for the inputs of "
+            "one case: each new Python float (or shape) made a new graph "
+            "(reduce_retracing=True does not help with Python numbers).")
+SIGNATURE_FIX = ("pass an input_signature, tf.function(fahrenheit, input_signature=["
+                 "tf.TensorSpec(shape=None, dtype=tf.float32)]), so every input becomes one "
+                 "float32 tensor and one graph serves all calls.")
+
+
+@exercise("make_celsius_to_fahrenheit", module=MODULE, cases=[0.0, 100.0, -40.0],
+          idea="one graph serves every float input: a fresh function from "
+               "make_celsius_to_fahrenheit(), called on the case's input, on a Python value "
+               "of another value and on a tensor of another shape, traces exactly once (an "
+               "input_signature) and computes c * 9 / 5 + 32 for each.",
+          kernel_evidence="the trace count of the returned tf.function",
+          findings={"not_tf_function": ("{what}: the function returned by "
+                                        "make_celsius_to_fahrenheit() is not a tf.function.",
+                                        "return tf.function(fahrenheit, input_signature=[...]).")})
+def make_celsius_to_fahrenheit(case, obs, ctx):
+    """``obs``: ``results`` (of the four calls of :func:`celsius_inputs`), ``traces`` (the
+    function's trace count after them). Reference: c * 9 / 5 + 32 in float32."""
+    inputs = celsius_inputs(case)
+    got = results(obs, "results", len(inputs))
+    for value, c in zip(got[:2], inputs[:2]):
+        ctx.close(value, _fahrenheit(c), rtol=1e-5, atol=1e-4, check_dtype="float")
+    for value, c, probe in zip(got[2:], inputs[2:], ("another Python value",
+                                                     "a tensor of another shape")):
+        shown = f"{probe}, {np.asarray(c).tolist()}"
+        check_probe(ctx, value, _fahrenheit(c), got[0], _fahrenheit(inputs[0]), probe, shown,
+                    "return tf.function(fahrenheit, input_signature=[...]) with fahrenheit "
+                    "computing c * 9.0 / 5.0 + 32.0.", rtol=1e-5, atol=1e-4,
+                    check_dtype="float")
+    traces = count(obs, "traces")
+    if traces > 1:
+        if ctx.reveal:
+            ctx.fail(f"{ctx.what} gave the right values but traced {traces} times for 3 inputs "
+                     f"(the case's, another Python value, a tensor of another shape): each new "
+                     f"Python float (or shape) made a new graph (reduce_retracing=True does "
+                     f"not help with Python numbers).", mistake="M21", fix=SIGNATURE_FIX,
+                     code="retraced")
+        ctx.fail(RETRACED.format(what=ctx.what), mistake="M21", fix=SIGNATURE_FIX,
+                 code="retraced")
+
+
+# --------------------------------------------------------------------------- noisy_square
+
+NOTHING_PRINTED = ("{what} returns x * x but prints nothing: the exercise is a print that runs "
+                   "on every call of the graph.")
+
+
+@exercise("noisy_square", module=MODULE, cases=[(3.0, 3)],
+          label=lambda case: f"input {case[0]}",
+          idea="tf.print is an op of the graph and runs on every call: called `calls` times, "
+               "the tf.function prints x at least `calls` times (a Python print runs only "
+               "while tracing).",
+          kernel_evidence="how many captured lines hold x after the calls, whether the graph "
+                          "has a print op, and how many lines a fresh trace printed")
+def noisy_square(case, obs, ctx):
+    """``obs``: ``results`` (one per call), ``probe`` (the result for :func:`nearby` x),
+    ``lines`` (captured lines holding x during the calls), ``trace_lines`` (lines printed
+    while a fresh copy traced), ``op_types``. Reference: x * x in float32."""
+    x, calls = float(case[0]), int(case[1])
+    want = np.float32(x) * np.float32(x)
+    got = results(obs, "results", calls)
+    for value in got:
+        ctx.close(value, want, check_dtype="float")
+    check_probe(ctx, obs["probe"], np.float32(nearby(x)) ** 2, got[0] if got else None, want,
+                "another input", f"the input {nearby(x)}", "return x * x, computed from x.",
+                check_dtype="float")
+    lines, ops = count(obs, "lines"), op_types(obs)
+    if lines >= calls:
+        return
+    times = f" {calls} times" if ctx.reveal else ""
+    if PRINT_OPS & ops:
+        ctx.fail(f"{ctx.what} prints on every call, but x is not in what it prints.",
+                 fix='print x itself: tf.print("square of", x).', code="not_x")
+    if count(obs, "trace_lines") == 0:
+        ctx.fail(NOTHING_PRINTED.format(what=ctx.what), mistake="M21",
+                 fix="print x with tf.print(...) inside the function.", code="no_print")
+    ctx.fail(f"{ctx.what} was called{times} but did not print x on every call. A Python "
+             f"print() runs once, while TensorFlow traces the function; the graph it builds "
+             f"has no print in it.", mistake="M08",
+             fix="use tf.print(...), an op of the graph that runs on every call.")
+
+
+# --------------------------------------------------------------------------- Accumulator
+
+NOT_UPDATED = ("{what} returns the right totals, but no op of add's graph updates the "
+               "tf.Variable: the exercise is a variable updated inside a tf.function.")
+
+
+@exercise("Accumulator", check="check_accumulator", module=MODULE, cases=[[1.0, 2.0, 3.0]],
+          label=lambda case: f"input {case}",
+          idea="a tf.Variable, made once in __init__, is updated inside the tf.function add: "
+               "the totals are running sums, a second instance starts at 0, and add's graph "
+               "holds an assign op (no Python function call).",
+          kernel_evidence="whether total is a tf.Variable, and the op types of add's graph",
+          findings={"not_tf_function": ("{what}: Accumulator.add is not a tf.function, so "
+                                        "it would run eagerly.",
+                                        "put @tf.function on the line above `def add`.")})
+def accumulator(case, obs, ctx):
+    """``obs``: ``instances``, two dicts (two fresh instances, the same calls) with ``totals``
+    (what add returned), ``total_is_variable``, ``total_type`` (its type's name), ``total``
+    (its value after the calls) and ``op_types`` (of add's graph). Reference: np.cumsum."""
+    values = np.asarray(case, np.float32).reshape(-1)
+    expected = np.cumsum(values)
+    for instance in results(obs, "instances", 2):
+        for step, (got, want) in enumerate(zip(results(instance, "totals", len(values)),
+                                               expected)):
+            part = (f", add's total after {step + 1} call(s)" if ctx.reveal
+                    else ", a total add returned")
+            ctx.close(got, want, part, check_dtype="float")
+        if instance["total_is_variable"] is not True:
+            shown = f", got {instance['total_type']}" if ctx.reveal else ""
+            ctx.fail(f"{ctx.what}: Accumulator.total should be a tf.Variable{shown}.",
+                     fix="make it once, in __init__: self.total = tf.Variable(0.0).",
+                     code="not_variable")
+        ctx.close(instance["total"], expected[-1] if values.size else np.float32(0.0),
+                  ", total after the calls")
+        ops = op_types(instance)
+        if not ASSIGN_OPS & ops or PY_FUNC_OPS & ops:
+            ctx.fail(NOT_UPDATED.format(what=ctx.what), mistake="M21",
+                     fix="update it in add: self.total.assign_add(x), then return "
+                         "self.total.read_value().", code="not_updated")
