@@ -117,6 +117,7 @@ def grade(args) -> int:
     from .grading.layout import OutputLayout
     from .grading.settings import DEFAULT_MEMORY_LIMIT_MB
     from .grading.reports import NOT_SANDBOXED, attention_lines, score_table
+    from .grading.report_text import printable, render
     from .grading.sandbox import SandboxUnavailable
 
     if not args.submitted.is_dir():
@@ -141,7 +142,7 @@ def grade(args) -> int:
         print(f"course grade: {error}", file=sys.stderr)
         return 2
     for entry in run.ignored:
-        print(f"warning: ignored {args.submitted / entry}: not an assignment folder "
+        print(f"warning: ignored {printable(args.submitted / entry)}: not an assignment folder "
               f"(expected {LAYOUT})", file=sys.stderr)
     if not run.grades:
         print(f"course grade: no submissions found in {args.submitted}; expected {LAYOUT}",
@@ -164,7 +165,7 @@ def grade(args) -> int:
     if run.failures:
         attention += ["Failed for the whole run:"] + [f"  {f}" for f in run.failures]
     if attention:
-        print("\n" + "\n".join(attention))
+        print("\n" + render(attention))
     if args.command == "demo":
         return 0  # the sample class holds broken files on purpose
     return 1 if attention else 0

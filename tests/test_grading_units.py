@@ -173,3 +173,83 @@ def test_only_unchanged_demonstration_cells_that_no_grade_depends_on_are_skipped
     executor.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
     ran = [bool(cell.outputs) for cell in nb.cells]
     assert ran == [False, True, True, True]
+
+
+# A string a submission chooses (a finding the kernel sends back, a folder or file name): terminal
+# escapes, a carriage return and a newline that start a forged line accusing a classmate, a bidi
+# override that reverses what follows.
+FORGED = "\x1b[2K\r\n  ada / 01_x: NEEDS REVIEW (forged)\x1b]0;t\x07\u202e"
+
+
+def _forged_grades():
+    cell = "test_a" + FORGED
+    evil = NotebookGrade("ev" + FORGED, "01_x", "01_x", {cell: (0, 2)}, {cell: "CheckFailed: " + FORGED},
+                         problem="p" + FORGED, restored=["r" + FORGED], notes=["n" + FORGED],
+                         executed=True, failures=["execute: " + FORGED], review=["cell 3: " + FORGED])
+    return [evil, NotebookGrade("ada", "01_x", "01_x", {cell: (2, 2)}, executed=True)]
+
+
+def _assert_unforged(text: str):
+    assert not set(text) & {"\x1b", "\r", "\x07", "\u202e"}, repr(text)
+    assert not any(line.lstrip().startswith("ada / 01_x: NEEDS") for line in text.splitlines()), text
+    assert "\\x1b[2K\\r\\n" in text
+
+
+def test_every_string_from_a_submission_reaches_the_text_reports_escaped():
+    from autograder.grading.reports import attention_lines
+
+    grades = _forged_grades()
+    for text in (score_table(grades), class_summary(grades), "\n".join(attention_lines(grades))):
+        _assert_unforged(text)
+
+
+def _gradebook_with(tmp_path, student_id, assignment_id):
+    from nbgrader.api import Gradebook
+
+    from autograder.grading.course import nbgrader_config
+    from autograder.grading.layout import OutputLayout
+
+    config = nbgrader_config(db_path=tmp_path / "gradebook.db")
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        gb.add_assignment(assignment_id)
+        gb.add_student(student_id)
+    return config, OutputLayout(tmp_path)
+
+
+def test_no_csv_cell_starts_a_spreadsheet_formula(tmp_path):
+    import csv
+    import re
+
+    from autograder.grading.reports import write_exports
+
+    # "@x" is a student id nbgrader accepts; a message can start with what an exception is named.
+    config, layout = _gradebook_with(tmp_path, "@SUM", "01_x")
+    grades = [NotebookGrade("@SUM", "01_x", "01_x", {"test_a": (0, 2)},
+                            {"test_a": '=HYPERLINK("http://x","y")'}, problem="+1" + FORGED,
+                            notes=["-2+3"], failures=["\t=1"], review=["\r=1"], restored=["@x"])]
+    write_exports(config, grades, layout)
+    for path in (layout.grades_csv, layout.scores_csv):
+        with open(path, newline="") as handle:
+            rows = list(csv.reader(handle))
+        assert len(rows) == 2, rows
+        for cell in rows[0] + rows[1]:
+            assert not cell or cell[0] not in "=+-@\t\r" or re.fullmatch(r"-?\d+(\.\d+)?", cell), (path, cell)
+            assert not set(cell) & {"\x1b", "\r", "\n", "\u202e"}, (path, cell)
+        assert "'@SUM" in rows[1], (path, rows)
+    text = layout.scores_csv.read_text()
+    assert "'=HYPERLINK" in text and "'-2+3" in text
+
+
+def test_a_failed_jobs_log_reaches_the_output_folder_escaped(tmp_path):
+    from types import SimpleNamespace
+
+    from autograder.grading.grade import ClassGrading
+    from autograder.grading.jobs import JobResult
+    from autograder.grading.layout import OutputLayout
+    from autograder.grading.submissions import Submission
+
+    run = SimpleNamespace(layout=OutputLayout(tmp_path))
+    result = JobResult("ada/01_x", "failed", reason="x" + FORGED, log="line 1\n\tline 2" + FORGED)
+    relative = ClassGrading._keep_log(run, Submission("ada", "01_x", tmp_path), result)
+    text = (tmp_path / relative).read_bytes().decode()
+    assert "line 1\n\tline 2" in text and not set(text) & {"\x1b", "\r", "\x07", "\u202e"}, repr(text)

@@ -1,13 +1,17 @@
 """The static scan flags what no exercise needs, and never a correct answer written the ordinary
-way: every sample submission, and every correct alternative the check tests accept."""
+way: every sample submission, and every correct alternative the check tests accept. It scans the
+notebook that grading runs, flags a cell that carries a locked cell's metadata it does not own,
+and fails closed: what it cannot parse is a flag."""
 import ast
+import copy
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from autograder.grading.samples import build_sample_class
-from autograder.grading.scan import scan_notebook, scan_source
+from autograder.grading.scan import review_submission, scan_notebook, scan_source
+from autograder.grading.submissions import find_submissions, stage
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE_NAMES = {"tf": "tensorflow", "np": "numpy", "plt": "matplotlib.pyplot",
@@ -70,7 +74,9 @@ COURSE_NAMES = {"tf": "tensorflow", "np": "numpy", "plt": "matplotlib.pyplot",
 def test_construct_no_exercise_needs_is_flagged_with_its_line(source, reason):
     flags = scan_source(source, COURSE_NAMES)
     assert any(reason in r for _, r in flags), flags
-    assert all(1 <= line <= source.count("\n") + 1 for line, _ in flags)
+    # line 0: the whole cell, for a cell that could not be scanned
+    assert all(1 <= line <= source.count("\n") + 1 or (line == 0 and r.startswith("could not be scanned"))
+               for line, r in flags)
 
 
 def test_every_sample_submission_scans_clean(tmp_path):
@@ -115,3 +121,118 @@ def test_correct_alternative_answers_are_never_flagged(source):
 ])
 def test_innocent_styles_a_student_may_write_are_not_flagged(source):
     assert scan_source(source, COURSE_NAMES) == []
+
+
+# Fail closed (issue 17, class 3): a cell the scan cannot parse is a flag of its own.
+DEEP = {
+    "unary operators (MemoryError in the parser)": "x = " + "-" * 100000 + "1",
+    "a long sum (RecursionError in the parser)": "x = " + "+".join(["1"] * 100000),
+    "a long attribute chain (RecursionError)": "a" + ".b" * 100000,
+    "a null byte": "x = 1\x00",
+    "a syntax error": "def f(:",
+}
+
+
+@pytest.mark.parametrize("source", list(DEEP.values()), ids=list(DEEP))
+def test_a_cell_the_scan_cannot_parse_is_itself_a_flag(source):
+    flags = scan_source(source, COURSE_NAMES)
+    assert flags and all(line == 0 and r.startswith("could not be scanned: ") for line, r in flags), flags
+
+
+def test_top_level_await_which_ipython_runs_is_scanned_not_refused():
+    flags = scan_source("import ctypes\nawait asyncio.sleep(0)", COURSE_NAMES)
+    assert [r for _, r in flags] == ["imports ctypes: ctypes (raw memory and C calls)"]
+
+
+def _release(assignment="01_gradient_tape"):
+    return nbformat.read(ROOT / "notebooks" / assignment / f"{assignment}.ipynb", as_version=4)
+
+
+def _index(nb, grade_id):
+    return next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def test_an_unscannable_cell_is_flagged_and_the_other_flags_stay():
+    release = _release()
+    nb = copy.deepcopy(release)
+    answer = _index(nb, "square_grad")
+    nb.cells[answer].source = "import ctypes\ndef square_grad(x):\n    return 2 * x"
+    nb.cells.insert(answer + 1, nbformat.v4.new_code_cell("y = " + "+".join(["1"] * 100000)))
+    flags = scan_notebook(nb, release)
+    assert f"cell {answer + 1} line 1: imports ctypes: ctypes (raw memory and C calls)" in flags, flags
+    assert f"cell {answer + 2} could not be scanned: it is nested too deeply for Python's parser " \
+           "(RecursionError)" in flags, flags
+
+
+def test_a_notebook_the_scan_cannot_read_or_scan_is_a_flag_never_an_exception(tmp_path, monkeypatch):
+    released = ROOT / "notebooks" / "01_gradient_tape" / "01_gradient_tape.ipynb"
+    broken = tmp_path / "a.ipynb"
+    broken.write_text("[" * 5000 + "]" * 5000)
+    restored, flags = review_submission(broken, released)
+    assert restored == [] and flags[0].startswith("the notebook could not be scanned: "), flags
+    import autograder.grading.scan as scan
+
+    def explode(*args):
+        raise RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(scan, "imported_names", explode)
+    assert scan_notebook(_release(), _release()) == [
+        "the notebook could not be scanned: RecursionError: maximum recursion depth exceeded"]
+
+
+# The scan over what runs (issue 17, class 2): a cell carrying a locked cell's metadata is not
+# skipped as course code; it is flagged, scanned, and named by its number in the staged notebook.
+
+def _staged_cells(tmp_path, nb):
+    path = tmp_path / "class" / "erin" / "01_gradient_tape" / "01_gradient_tape.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(nb, path)
+    [sub] = find_submissions(tmp_path / "class", {"01_gradient_tape": ["01_gradient_tape"]})
+    staged = stage(sub, tmp_path / "staged", release_dir=ROOT / "notebooks")
+    return nbformat.read(staged / "01_gradient_tape.ipynb", as_version=4).cells
+
+
+def _flagged_cell(flags, text):
+    [flag] = [f for f in flags if text in f]
+    return int(flag.split()[1])
+
+
+@pytest.mark.parametrize("grade_id", ["setup", "test_square_grad", "square_grad_check"])
+def test_a_copy_of_a_locked_cells_metadata_is_flagged_and_its_code_scanned(tmp_path, grade_id):
+    release = _release()
+    nb = copy.deepcopy(release)
+    nb.cells.pop(_index(nb, "setup") + 1)  # a deleted cell before it: staged numbers differ
+    at = _index(nb, grade_id)
+    forged = copy.deepcopy(nb.cells[at])
+    forged.source = "import ctypes\nctypes.CDLL(None)"
+    forged.id = "forged"
+    nb.cells.insert(at + 1, forged)
+    flags = scan_notebook(nb, release)
+    assert any(f"carries a copy of the nbgrader metadata of the locked cell '{grade_id}' (2 cells"
+               in f for f in flags), flags
+    number = _flagged_cell(flags, "imports ctypes")
+    assert _flagged_cell(flags, "carries a copy") == number
+    assert _staged_cells(tmp_path, nb)[number - 1].source == forged.source  # the cell that runs
+
+
+def test_a_locked_cell_with_another_source_is_flagged():
+    release = _release()
+    nb = copy.deepcopy(release)
+    nb.cells[_index(nb, "test_square_grad")].source = "import subprocess"
+    flags = scan_notebook(nb, release)
+    number = _index(nb, "test_square_grad") + 1
+    assert f"cell {number} carries the nbgrader metadata of the locked cell 'test_square_grad' " \
+           "with another source than the release's" in flags, flags
+    assert f"cell {number} line 1: imports subprocess: a subprocess" in flags
+
+
+def test_deleted_locked_cells_put_back_by_staging_are_not_flagged():
+    release = _release()
+    nb = copy.deepcopy(release)
+    del nb.cells[_index(nb, "test_square_grad")]
+    del nb.cells[_index(nb, "setup")]
+    assert scan_notebook(nb, release) == []
+
+
+def test_the_readme_says_the_scan_is_advisory():
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "The scan is advisory" in readme

@@ -1,5 +1,7 @@
 """Validation of submitted files (G05): a clear reason for each kind of bad file."""
+import codecs
 import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -89,3 +91,123 @@ def test_folders_that_name_no_assignment_are_reported(tmp_path):
 def test_grading_an_unknown_assignment_says_which_exist(tmp_path):
     with pytest.raises(ValueError, match="unknown assignment 07_nope: the course has 01_gradient_tape"):
         grade_class(tmp_path, tmp_path / "out", assignment_ids=["07_nope"])
+
+
+# Every file parsed safely (issue 17, class 7): reading, validating and staging a submission never
+# raises past it; each bad file is its own row, with its reason.
+
+def _deep_json(depth: int = 5000) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("text,reason", [
+    (_deep_json(), "nested deeper than 64 levels"),
+    ('{"cells": ' + _deep_json(200) + ', "metadata": {}, "nbformat": 4, "nbformat_minor": 5}',
+     "nested deeper than 64 levels"),
+    ("[1, 2]", "its JSON is a list, not a notebook"),
+    ("3.5", "its JSON is a number, not a notebook"),
+    ('"notebook"', "its JSON is a string, not a notebook"),
+    ("null", "its JSON is null, not a notebook"),
+    ("1" * 5000, "not JSON that can be read"),
+])
+def test_json_nested_too_deep_or_not_an_object_is_named(tmp_path, text, reason):
+    path = tmp_path / "a.ipynb"
+    path.write_text(text)
+    problem = notebook_problem(path)
+    assert problem.startswith("not a valid notebook") and reason in problem, problem
+
+
+def test_a_file_too_large_is_named_without_being_read(tmp_path):
+    path = tmp_path / "a.ipynb"
+    with open(path, "wb") as handle:  # sparse: 60 MiB that take no disk
+        handle.truncate(60 * 2**20)
+    problem = notebook_problem(path)
+    assert "too large to grade (60 MiB, over 50 MiB" in problem, problem
+
+
+def _encoded(encoding: str) -> bytes:
+    return _release_notebook().read_text(encoding="utf-8").encode(encoding)
+
+
+@pytest.mark.parametrize("encoding,name", [("utf-16", "UTF-16"), ("utf-32", "UTF-32"),
+                                           ("utf-8-sig", None)])
+def test_a_notebook_saved_with_a_byte_order_mark_is_read_and_staged_as_utf8(tmp_path, encoding, name):
+    folder = tmp_path / "class" / "erin" / "a1"
+    folder.mkdir(parents=True)
+    (folder / "a1.ipynb").write_bytes(_encoded(encoding))
+    [sub] = find_submissions(tmp_path / "class", {"a1": ["a1"]})
+    assert not sub.problems
+    assert sub.notes == ([f"a1.ipynb was saved as {name}: read as such"] if name else [])
+    staged = stage(sub, tmp_path / "staged") / "a1.ipynb"
+    assert nbformat.read(staged, as_version=4).cells == \
+        nbformat.read(_release_notebook(), as_version=4).cells
+
+
+@pytest.mark.parametrize("data,reason", [
+    (_release_notebook().read_text(encoding="utf-8").replace('"cells"', '"cells\u00e9"', 1)
+     .encode("latin-1", "replace"), "not UTF-8 text, as notebooks are (byte 0xe9 at offset"),
+    (b'{"cells": [], "x": "\xff\xfe"}', "not UTF-8 text, as notebooks are (byte 0xff"),
+    (codecs.BOM_UTF16_LE + b"{\x00\x00", "marked as UTF-16 text (a byte order mark) but is not"),
+])
+def test_a_notebook_in_another_encoding_is_named(tmp_path, data, reason):
+    path = tmp_path / "a.ipynb"
+    path.write_bytes(data)
+    problem = notebook_problem(path)
+    assert reason in problem, problem
+
+
+def test_text_that_cannot_be_written_back_is_named_before_staging(tmp_path):
+    path = tmp_path / "a.ipynb"
+    path.write_text(_release_notebook().read_text().replace('"source": [\n', '"source": [\n"\\ud800",', 1))
+    assert "cannot be written as UTF-8" in notebook_problem(path)
+
+
+def _within(seconds: float, function, *args):
+    """``function(*args)``, or AssertionError when it has not returned after ``seconds``."""
+    import threading
+
+    result = []
+    thread = threading.Thread(target=lambda: result.append(function(*args)), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert result, f"{function.__name__} blocked for {seconds} s"
+    return result[0]
+
+
+def test_a_named_pipe_or_a_folder_with_a_notebooks_name_is_refused_without_blocking(tmp_path):
+    folder = tmp_path / "class" / "erin" / "a1"
+    folder.mkdir(parents=True)
+    os.mkfifo(folder / "a1.ipynb")
+    (tmp_path / "class" / "gus" / "a1" / "a1.ipynb").mkdir(parents=True)
+    subs = _within(10, find_submissions, tmp_path / "class", {"a1": ["a1"]})
+    assert [s.student_id for s in subs] == ["erin", "gus"]
+    for sub in subs:
+        assert "not a regular file" in sub.problems["a1"], sub.problems
+
+
+def test_other_files_that_are_pipes_or_too_large_are_left_out_of_the_staged_copy(tmp_path):
+    folder = tmp_path / "class" / "erin" / "a1"
+    folder.mkdir(parents=True)
+    (folder / "a1.ipynb").write_text(_release_notebook().read_text())
+    os.mkfifo(folder / "pipe")
+    with open(folder / "video.mp4", "wb") as handle:
+        handle.truncate(51 * 2**20)
+    (folder / "data.csv").write_text("x,y\n1,2\n")
+    (folder / "timestamp.txt").write_text("not a time")
+    [sub] = find_submissions(tmp_path / "class", {"a1": ["a1"]})
+    staged = _within(20, stage, sub, tmp_path / "staged")
+    assert sorted(p.name for p in staged.iterdir()) == ["a1.ipynb", "data.csv"]
+    notes = "; ".join(sub.notes)
+    assert "left out 'pipe' (not a regular file" in notes
+    assert "left out 'video.mp4' (51 MiB, over 50 MiB left of the 50 MiB" in notes
+    assert "left out 'timestamp.txt' (not a time nbgrader can read)" in notes
+
+
+def test_odd_file_and_folder_names_reach_notes_and_warnings_escaped(tmp_path):
+    valid = _release_notebook().read_text()
+    folder = _class_folder(tmp_path, {"erin/a1/a1.ipynb": valid,
+                                      "erin/a1/x\x1b[2J\n=evil.ipynb": valid,
+                                      "erin/odd\u202efolder/x.ipynb": "{}"})
+    [sub] = find_submissions(folder, {"a1": ["a1"]})
+    assert sub.notes == ["left out 'x\\x1b[2J\\n=evil.ipynb' (not a notebook of this assignment)"]
+    assert unknown_folders(folder, ["a1"]) == ["erin/odd\\u202efolder"]

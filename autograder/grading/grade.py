@@ -41,9 +41,9 @@ from .preprocessors import REVIEW_KEY
 from .release import release
 from .sandbox import SandboxUnavailable, sandbox_problem
 from .settings import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB, demo_cell_hashes
-from .scan import scan_notebook
-from .submissions import (Submission, find_submissions, printable, read_notebook,
-                          restored_cells, stage, student_id_problem, unknown_folders)
+from .scan import review_submission
+from .report_text import printable, printable_block
+from .submissions import Submission, find_submissions, stage, student_id_problem, unknown_folders
 
 
 
@@ -299,7 +299,8 @@ class ClassGrading:
         output) in the output folder; returns that path relative to it."""
         path = self.layout.log(sub.student_id, sub.assignment_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"{sub.key}: {result.kind}: {result.reason}\n\n{result.log}\n")
+        path.write_text(f"{printable(sub.key)}: {printable(result.kind)}: {printable(result.reason)}"
+                        f"\n\n{printable_block(result.log)}\n")
         return str(path.relative_to(self.layout.out))
 
     def _read_record(self, sub: Submission) -> dict:
@@ -405,14 +406,17 @@ def _collect_one(gb, sub: Submission, layout: OutputLayout) -> list[NotebookGrad
                             for c in notebook.grade_cells if c.max_score}
         released = layout.release / sub.assignment_id / f"{notebook.name}.ipynb"
         grade.executed = notebook.name in sub.notebooks and notebook.name not in sub.problems
-        if grade.executed:
-            grade.restored = restored_cells(sub.notebooks[notebook.name], released)
-            grade.review = scan_notebook(read_notebook(sub.notebooks[notebook.name]),
-                                         nbformat.read(released, as_version=4))
+        if grade.executed:  # never raises: what cannot be scanned is a flag
+            grade.restored, grade.review = review_submission(sub.notebooks[notebook.name], released)
         path = folder / f"{notebook.name}.ipynb"
         if path.exists():
-            grade.messages = failure_messages(path)
-            grade.review += nbformat.read(path, as_version=4).metadata.get(REVIEW_KEY, [])
+            try:
+                grade.messages = failure_messages(path)
+                grade.review += [str(f) for f in
+                                 nbformat.read(path, as_version=4).metadata.get(REVIEW_KEY, [])]
+            except Exception as error:  # its flags must not vanish with it
+                grade.review.append(f"the autograded notebook could not be read: "
+                                    f"{type(error).__name__}: {str(error)[:200]}")
         grades.append(grade)
     return grades
 
@@ -482,4 +486,8 @@ def read_record(layout: OutputLayout, sub: Submission) -> dict:
     """What the last run recorded of ``sub``: the sha256 of its staged files, its problem and
     failed steps; {} when it was never recorded."""
     path = layout.record(sub.student_id, sub.assignment_id)
-    return json.loads(path.read_text()) if path.exists() else {}
+    try:
+        record = json.loads(path.read_text()) if path.exists() else {}
+    except (OSError, ValueError):  # a record cut short: graded again
+        return {}
+    return record if isinstance(record, dict) else {}

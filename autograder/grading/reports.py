@@ -1,35 +1,39 @@
-"""What a grading run gives the instructor: a score table, CSV exports, messages."""
+"""What a grading run gives the instructor: a score table, CSV exports, messages.
+
+Every text here reaches its file or the terminal through :mod:`.report_text`: the text functions
+return :func:`~.report_text.render` of their lines, the CSVs are written by
+:func:`~.report_text.write_csv`, so a string from a submission is escaped wherever it goes.
+"""
 from __future__ import annotations
 
-import csv
 import re
 from collections import Counter
 from pathlib import Path
 
 from .grade import NotebookGrade
 from .layout import OutputLayout
+from .report_text import printable, render, rewrite_csv, write_csv
 
 
 def write_exports(config, grades: list[NotebookGrade], layout: OutputLayout) -> None:
-    """Write ``<out>/grades.csv`` (nbgrader's CSV export: one row per student and assignment)
-    and ``<out>/scores_by_exercise.csv`` (one row per student, notebook and graded cell, with the
-    message of a failed cell and the reason a notebook was not graded)."""
+    """Write ``<out>/grades.csv`` (nbgrader's CSV export: one row per student and assignment,
+    then rewritten with its cells escaped) and ``<out>/scores_by_exercise.csv`` (one row per
+    student, notebook and graded cell, with the message of a failed cell and the reason a notebook
+    was not graded). No cell of either starts a spreadsheet formula (:func:`~.report_text.csv_cell`)."""
     from nbgrader.api import Gradebook
     from nbgrader.plugins import CsvExportPlugin
 
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
         CsvExportPlugin(to=str(layout.grades_csv)).export(gb)
-    with open(layout.scores_csv, "w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["student_id", "assignment_id", "notebook_id", "grade_id", "score",
-                         "max_score", "message", "problem", "restored_cells", "notes",
-                         "failed_steps", "needs_review"])
-        for g in grades:
-            for grade_id, (score, max_score) in g.scores.items():
-                writer.writerow([g.student_id, g.assignment_id, g.notebook_id, grade_id,
-                                 f"{score:g}", f"{max_score:g}", g.messages.get(grade_id, ""),
-                                 g.problem or "", "; ".join(g.restored), "; ".join(g.notes),
-                                 "; ".join(g.failures), "; ".join(g.review)])
+    rewrite_csv(layout.grades_csv)
+    write_csv(layout.scores_csv,
+              ["student_id", "assignment_id", "notebook_id", "grade_id", "score", "max_score",
+               "message", "problem", "restored_cells", "notes", "failed_steps", "needs_review"],
+              ([g.student_id, g.assignment_id, g.notebook_id, grade_id, f"{score:g}",
+                f"{max_score:g}", g.messages.get(grade_id, ""), g.problem or "",
+                "; ".join(g.restored), "; ".join(g.notes), "; ".join(g.failures),
+                "; ".join(g.review)]
+               for g in grades for grade_id, (score, max_score) in g.scores.items()))
 
 
 def score_table(grades: list[NotebookGrade]) -> str:
@@ -56,6 +60,7 @@ def score_table(grades: list[NotebookGrade]) -> str:
             if g.review:
                 row.append(f"NEEDS REVIEW ({len(g.review)} flag{'s' if len(g.review) > 1 else ''})")
             table.append(row)
+        table = [[printable(cell) for cell in row] for row in table]  # widths of what is shown
         widths = [max(len(r[i]) for r in table if i < len(r)) for i in range(len(header))]
         lines.append(f"\n== {assignment_id}")
         for row in table:
@@ -73,10 +78,11 @@ def score_table(grades: list[NotebookGrade]) -> str:
                          "in autograded/):")
             for g in flagged:
                 lines += [f"    {g.student_id}: {_clip(flag, 160)}" for flag in g.review]
-    return "\n".join(lines).lstrip("\n")
+    return render(lines).lstrip("\n")
 
 
 def _clip(text: str, width: int) -> str:
+    text = printable(text)  # clipped as shown, never inside an escape's expansion
     return text if len(text) <= width else text[: width - 1] + "\u2026"
 
 
@@ -92,7 +98,7 @@ def class_summary(grades: list[NotebookGrade], top: int = 10, sandboxed: bool = 
     lines = [] if sandboxed else [NOT_SANDBOXED]
     lines.append("Pass rate per exercise (notebooks that were graded):")
     rates = sorted(pass_rates(graded).items())
-    labels = [f"{a} / {cell.removeprefix('test_')}" for (a, cell), _ in rates]
+    labels = [printable(f"{a} / {cell.removeprefix('test_')}") for (a, cell), _ in rates]
     width = max(map(len, labels), default=0)
     for label, (_, (passed, total)) in zip(labels, rates):
         lines.append(f"  {label:<{width}}  {passed:>3}/{total:<3} {100 * passed / total:5.1f}%")
@@ -110,19 +116,21 @@ def class_summary(grades: list[NotebookGrade], top: int = 10, sandboxed: bool = 
         lines.append("Needs review (tamper evidence; scores unchanged):")
         lines += [f"  {g.student_id} / {g.assignment_id}: {flag}" for g in flagged for flag in g.review]
     lines += attention_lines(grades)
-    return "\n".join(lines)
+    return render(lines)
 
 
 def attention_lines(grades: list[NotebookGrade]) -> list[str]:
     """One line per submission that was not (fully) graded or had a failed step, with the reason,
-    under a heading; no lines when every submission went through."""
+    under a heading (each line :func:`~.report_text.printable`); no lines when every submission
+    went through."""
     lines = []
     for g in sorted(grades, key=lambda g: (g.student_id, g.assignment_id)):
         reasons = ([g.problem] if g.problem else []) + \
             [f for f in g.failures if not g.problem or g.problem not in f]
         if reasons:
             lines.append(f"  {g.student_id} / {g.assignment_id}: {'; '.join(reasons)}")
-    return ["Needs attention (not graded, or a step failed):"] + lines if lines else []
+    return [printable(line) for line in ["Needs attention (not graded, or a step failed):"] + lines] \
+        if lines else []
 
 
 def pass_rates(grades: list[NotebookGrade]) -> dict[tuple[str, str], tuple[int, int]]:

@@ -1,14 +1,22 @@
 """Static scan of the cells a student can edit, for constructs that no exercise of this course
 needs and that could change how a notebook is graded (tamper evidence, for review).
 
-A flag never changes a score: the instructor reads the reason and the line, and decides.
+The scan is advice: a flag never changes a score, the instructor reads the reason and the line,
+and decides. It reads the notebook that grading runs (the staged copy, its nbgrader metadata put
+back as released, :func:`~.submissions.staged_notebook`), not only the file as submitted, and it
+fails closed: a cell it cannot parse, or a notebook it cannot read, is itself a flag.
 """
 from __future__ import annotations
 
 import ast
 import builtins
+import copy
+from pathlib import Path
 
+import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
+
+from .submissions import _grade_id, read_notebook, repair_grade_cells, restored_cells
 
 # Modules whose import alone is worth a look: they reach the interpreter, the process or the disk.
 SUSPECT_MODULES = {
@@ -99,17 +107,40 @@ def _root_name(node: ast.AST, aliases: dict[str, str] | None = None) -> str | No
     return (aliases or {}).get(root.id, root.id)
 
 
+def _parse(source: str) -> ast.AST:
+    """The syntax tree of a cell as IPython runs it: magics and ``!`` commands translated,
+    top-level ``await`` allowed."""
+    return compile(TransformerManager().transform_cell(source), "<cell>", "exec",
+                   ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+
+
+def _unscannable(error: BaseException) -> str:
+    """Why a cell could not be scanned, from what parsing or scanning it raised."""
+    if isinstance(error, SyntaxError):
+        return f"it does not parse as Python ({error.msg}, line {error.lineno})"
+    if isinstance(error, (RecursionError, MemoryError)):
+        return f"it is nested too deeply for Python's parser ({type(error).__name__})"
+    return f"{type(error).__name__}: {str(error)[:200]}"
+
+
 def scan_source(source: str, imported) -> list[tuple[int, str]]:
     """``(line, reason)`` for each suspect construct in one cell's ``source`` (IPython syntax:
     magics and ``!`` commands are translated first). ``imported`` maps the names the course's own
     cells import (``checks``, ``tf``, ...) to what they import (or is a set of such names): binding
-    them to something else, or changing their attributes, is flagged. A cell that does not parse
-    is flagged once."""
-    course = imported if isinstance(imported, dict) else dict.fromkeys(imported)
+    them to something else, or changing their attributes, is flagged.
+
+    Fails closed: a cell that cannot be scanned (it does not parse, holds a null byte, or is
+    nested so deeply that parsing raises RecursionError or MemoryError) gives the one flag
+    ``(0, "could not be scanned: <why>")``, line 0 standing for the whole cell. Never raises."""
     try:
-        tree = ast.parse(TransformerManager().transform_cell(source))
-    except (SyntaxError, ValueError):
-        return [(1, "the cell does not parse as Python")]
+        return _scan_source(source, imported)
+    except Exception as error:  # SyntaxError, RecursionError, MemoryError, anything
+        return [(0, f"could not be scanned: {_unscannable(error)}")]
+
+
+def _scan_source(source: str, imported) -> list[tuple[int, str]]:
+    course = imported if isinstance(imported, dict) else dict.fromkeys(imported)
+    tree = _parse(source)
     aliases = {}  # local name -> the module it was imported as, in this cell
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -259,8 +290,8 @@ def imported_names(nb) -> dict[str, str]:
         if cell.cell_type != "code":
             continue
         try:
-            tree = ast.parse(TransformerManager().transform_cell(cell.source))
-        except (SyntaxError, ValueError):
+            tree = _parse(cell.source)
+        except Exception:  # the release's own cells parse; a submission's may not
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -272,20 +303,95 @@ def imported_names(nb) -> dict[str, str]:
     return names
 
 
+def _is_locked(cell) -> bool:
+    """Whether a cell of the release is one nbgrader puts back as released when grading: locked,
+    or graded without being an answer."""
+    meta = cell.metadata.get("nbgrader", {})
+    return bool(meta.get("locked") or (meta.get("grade") and not meta.get("solution")))
+
+
+def _unowned_locked_metadata(nb, release) -> dict[int, str]:
+    """``id(cell)`` -> reason, for each cell of ``nb`` (a submission, before staging repairs it)
+    that carries the ``grade_id`` of a locked cell of ``release`` it is not: a copy of that cell's
+    metadata on a second cell, or the metadata on a cell whose type or source is not the
+    release's. Of several cells with one grade_id, the first that is the release's cell owns it."""
+    locked = {_grade_id(cell): cell for cell in release.cells if _grade_id(cell) and _is_locked(cell)}
+    carriers: dict[str, list] = {}
+    for cell in nb.cells:
+        if _grade_id(cell) in locked:
+            carriers.setdefault(_grade_id(cell), []).append(cell)
+    reasons = {}
+    for grade_id, cells in carriers.items():
+        original = locked[grade_id]
+        owner = next((c for c in cells if c.cell_type == original.cell_type and
+                      str(c.get("source", "")).strip() == original.source.strip()), None)
+        for cell in cells:
+            if cell is owner:
+                continue
+            if len(cells) > 1:
+                reasons[id(cell)] = (f"carries a copy of the nbgrader metadata of the locked cell "
+                                     f"'{grade_id}' ({len(cells)} cells have that grade_id)")
+            else:
+                what = "type" if cell.cell_type != original.cell_type else "source"
+                reasons[id(cell)] = (f"carries the nbgrader metadata of the locked cell "
+                                     f"'{grade_id}' with another {what} than the release's")
+    return reasons
+
+
 def scan_notebook(nb, release) -> list[str]:
-    """Flags for review in the cells of ``nb`` (a submission) that the student wrote or changed,
-    each as ``"cell N line L: reason"``. Locked cells of ``release`` are skipped (nbgrader runs
-    them as the source has them), and so are cells identical to one of the release (the course's
-    own demonstrations)."""
-    locked = {cell.metadata["nbgrader"]["grade_id"] for cell in release.cells
-              if cell.metadata.get("nbgrader", {}).get("locked")}
+    """Flags for review in the notebook that grading runs for the submission ``nb``: its staged
+    copy (``nb`` repaired against ``release`` by :func:`~.submissions.repair_grade_cells`, as
+    :func:`~.submissions.stage` writes it), each as ``"cell N line L: reason"`` (``"cell N
+    could not be scanned: why"`` for a cell that cannot be parsed), N counting the staged (and
+    autograded) notebook's cells.
+
+    Only course code is skipped: a locked cell of the release that is the only cell with its
+    ``grade_id`` and has the release's type and source (nbgrader runs the release's version of
+    it), and a cell identical to a code cell of the release. A cell that carries a locked cell's
+    metadata it does not own is flagged, and scanned. Never raises: a notebook that cannot be
+    scanned gives one flag that says so."""
+    try:
+        return _scan_notebook(nb, release)
+    except Exception as error:  # fail closed: this notebook is flagged, never left unflagged
+        return [f"the notebook could not be scanned: {type(error).__name__}: {str(error)[:200]}"]
+
+
+def _scan_notebook(nb, release) -> list[str]:
+    staged = copy.deepcopy(nb)
+    unowned = _unowned_locked_metadata(staged, release)
+    repair_grade_cells(staged, release)
+    locked = {_grade_id(cell) for cell in release.cells if _is_locked(cell)} - {None}
     course_code = {cell.source.strip() for cell in release.cells if cell.cell_type == "code"}
     imported = imported_names(release)
     flags = []
-    for index, cell in enumerate(nb.cells):
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.cell_type != "code" or grade_id in locked or cell.source.strip() in course_code:
+    for index, cell in enumerate(staged.cells):
+        reason = unowned.get(id(cell))
+        if reason:
+            flags.append(f"cell {index + 1} {reason}")
+        source = str(cell.get("source", ""))
+        if cell.cell_type != "code" or (reason is None and _grade_id(cell) in locked) or \
+                source.strip() in course_code:
             continue
-        for line, reason in scan_source(cell.source, imported):
-            flags.append(f"cell {index + 1} line {line}: {reason}")
+        for line, why in scan_source(source, imported):
+            flags.append(f"cell {index + 1} {why}" if line == 0 else
+                         f"cell {index + 1} line {line}: {why}")
     return flags
+
+
+def review_submission(submitted: Path, released: Path) -> tuple[list[str], list[str]]:
+    """What the report says of the submitted notebook ``submitted`` beside its score: the locked
+    cells of the ``released`` notebook it deleted or changed (:func:`~.submissions.restored_cells`)
+    and the scan's flags for review (:func:`scan_notebook`). Never raises: what cannot be read or
+    compared is a flag."""
+    try:
+        release = nbformat.read(released, as_version=4)
+        flags = scan_notebook(read_notebook(submitted), release)
+    except Exception as error:
+        return [], [f"the notebook could not be scanned: {type(error).__name__}: {str(error)[:200]}"]
+    try:
+        restored = restored_cells(submitted, released)
+    except Exception as error:
+        restored = []
+        flags.append("the notebook could not be compared with its release: "
+                     f"{type(error).__name__}: {str(error)[:200]}")
+    return restored, flags
