@@ -1,11 +1,19 @@
 """The checks of 05 (deep learning software) against right and known-wrong implementations."""
+import ast
+import json
+from pathlib import Path
+
+import nbformat
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from autograder.checks import judge, plain
 from autograder.checks import software as checks
 from autograder.checks.compare import CheckFailed
-from tests.expect import fails
+from autograder.checks.kernel_entry import Entry
+from autograder.grading.samples import read_answers
+from tests.expect import fails, fails_with, flat
 
 
 # ------------------------------------------------------------------ graph in NumPy
@@ -93,8 +101,9 @@ def two_layer(x, y, w1, w2, mean=True, factor=2.0, mask=True, transpose_bug=Fals
 
 def test_two_layer_numpy_accepts_hand_gradients(capsys):
     checks.check_two_layer_numpy(two_layer)
-    checks.check_two_layer_numpy(two_layer, cases=[checks.two_layer_problem(
-        seed=9, n=64, d=1000, h=100, dtype=np.float64)], hidden=True)
+    # A case is seeds and sizes (plain data of bounded size: the grader makes the problem).
+    checks.check_two_layer_numpy(two_layer, cases=[{"seed": 9, "n": 64, "d": 300, "h": 40}],
+                                 hidden=True)
     assert capsys.readouterr().out.count("passed") == 2
 
 
@@ -306,7 +315,7 @@ def test_relu_custom_rejects_boolean_mask():
 
 
 def test_relu_custom_rejects_builtin_without_custom_backward():
-    fails(checks.check_relu_custom, tf.nn.relu, says="custom_gradient")
+    fails(checks.check_relu_custom, tf.nn.relu, "M21", says="custom_gradient")
 
 
 def test_train_with_optimizer_rejects_loss_that_does_not_fall():
@@ -322,3 +331,264 @@ def test_train_with_optimizer_rejects_loss_that_does_not_fall():
     with pytest.raises(CheckFailed, match="did not fall"):
         checks.check_train_with_optimizer(ascent, cases=[
             ("Adam", {"learning_rate": 0.01}, 3, 16, 20, 8, 5)])
+
+
+# ------------------------------------------------- issue 18: the right numbers without the idea
+def test_graph_backward_numpy_rejects_gradients_from_a_tape():
+    def by_tape(x, y, z):
+        xs, ys, zs = (tf.constant(a) for a in (x, y, z))
+        with tf.GradientTape() as tape:
+            tape.watch([xs, ys, zs])
+            c = tf.reduce_sum(xs * ys + zs)
+        return (float(c), *(g.numpy() for g in tape.gradient(c, [xs, ys, zs])))
+    fails_with(checks.check_graph_backward_numpy, by_tape, "M21", "a tape computed them",
+               "by hand")
+
+
+def test_graph_backward_tape_rejects_the_formulas_of_exercise_1():
+    def by_formula(x, y, z):
+        return tf.reduce_sum(x * y + z), y, x, tf.ones_like(z)
+    fails_with(checks.check_graph_backward_tape, by_formula, "M21",
+               "no tape computed grad_x, grad_y and grad_z", "tape.gradient")
+
+
+def test_graph_backward_tape_rejects_one_gradient_by_formula():
+    def partly(x, y, z):
+        with tf.GradientTape() as tape:
+            tape.watch([x, y])
+            c = tf.reduce_sum(x * y + z)
+        grad_x, grad_y = tape.gradient(c, [x, y])
+        return c, grad_x, grad_y, tf.ones_like(z)
+    fails_with(checks.check_graph_backward_tape, partly, "M21", "no tape computed grad_z")
+
+
+def test_graph_backward_tape_accepts_a_tf_function_and_rejects_its_formulas(capsys):
+    checks.check_graph_backward_tape(tf.function(graph_tape))
+    assert "passed" in capsys.readouterr().out
+
+    @tf.function
+    def by_formula(x, y, z):
+        return tf.reduce_sum(x * y + z), tf.identity(y), tf.identity(x), tf.ones_like(z)
+    fails_with(checks.check_graph_backward_tape, by_formula, "M21", "no tape computed")
+
+
+def test_two_layer_numpy_rejects_gradients_from_a_tape():
+    def by_tape(x, y, w1, w2):
+        v1, v2 = tf.Variable(w1), tf.Variable(w2)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.reduce_sum((tf.nn.relu(x @ v1) @ v2 - y) ** 2, axis=1))
+        g1, g2 = tape.gradient(loss, [v1, v2])
+        return loss.numpy(), g1.numpy(), g2.numpy()
+    fails_with(checks.check_two_layer_numpy, by_tape, "M21", "a tape computed them", "by hand")
+
+
+def tf_hand_gradients(x, y, w1, w2):
+    """The two-layer network's gradients derived by hand, in TensorFlow (no tape)."""
+    pre = x @ w1
+    h = tf.nn.relu(pre)
+    diff = h @ w2 - y
+    n = tf.cast(tf.shape(x)[0], x.dtype)
+    g_pred = 2.0 * diff / n
+    g2 = tf.transpose(h) @ g_pred
+    g1 = tf.transpose(x) @ (g_pred @ tf.transpose(w2) * tf.cast(pre > 0, x.dtype))
+    return tf.reduce_mean(tf.reduce_sum(diff ** 2, axis=1)), g1, g2
+
+
+def test_sgd_step_rejects_gradients_derived_by_hand():
+    @tf.function
+    def by_hand(x, y, w1, w2, lr):
+        loss, g1, g2 = tf_hand_gradients(x, y, w1, w2)
+        w1.assign_sub(lr * g1)
+        w2.assign_sub(lr * g2)
+        return loss
+    fails_with(checks.check_sgd_step, by_hand, "M21", "no tape computed the gradients",
+               "tape.gradient(loss, [w1, w2])")
+
+
+def test_sgd_step_rejects_updates_that_ignore_the_tapes_gradients():
+    @tf.function
+    def ignores_tape(x, y, w1, w2, lr):
+        with tf.GradientTape() as tape:
+            loss = tf_loss(x, y, w1, w2)
+        tape.gradient(loss, [w1, w2])
+        _, g1, g2 = tf_hand_gradients(x, y, w1, w2)
+        w1.assign_sub(lr * g1)
+        w2.assign_sub(lr * g2)
+        return loss
+    fails_with(checks.check_sgd_step, ignores_tape, "M21", "not with the gradients")
+
+
+def test_sgd_step_accepts_assign_in_a_loop_and_a_second_trace(capsys):
+    @tf.function
+    def looped(x, y, w1, w2, lr):
+        with tf.GradientTape() as tape:
+            loss = tf_loss(x, y, w1, w2)
+        for w, g in zip((w1, w2), tape.gradient(loss, [w1, w2])):
+            w.assign(w - lr * tf.identity(g))
+        return loss
+    checks.check_sgd_step(looped)
+    checks.check_sgd_step(looped)  # traced already: the evidence comes from a fresh trace
+    assert capsys.readouterr().out.count("passed") == 2
+
+
+def test_sgd_step_takes_the_learning_rate_as_a_tensor():
+    # A Python float would trace the function again for every new learning rate.
+    rates = []
+
+    @tf.function
+    def records_lr(x, y, w1, w2, lr):
+        rates.append(lr)
+        return sgd_step.python_function(x, y, w1, w2, lr)
+    checks.check_sgd_step(records_lr, cases=[(2, 16, 20, 8, 0.01, 2), (2, 16, 20, 8, 0.02, 2)])
+    assert all(isinstance(r, tf.Tensor) for r in rates)
+    assert records_lr.experimental_get_tracing_count() == 1
+
+
+def test_train_with_optimizer_rejects_updates_by_hand():
+    def by_hand(optimizer, x, y, w1, w2, steps):
+        losses = []
+        for _ in range(steps):
+            with tf.GradientTape() as tape:
+                loss = tf_loss(x, y, w1, w2)
+            g1, g2 = tape.gradient(loss, [w1, w2])
+            w1.assign_sub(optimizer.learning_rate * g1)
+            w2.assign_sub(optimizer.learning_rate * g2)
+            losses.append(float(loss))
+        return losses
+    fails_with(checks.check_train_with_optimizer, by_hand, "M21", "never made an update",
+               "apply_gradients")
+
+
+def test_train_with_optimizer_rejects_gradients_derived_by_hand():
+    def by_hand(optimizer, x, y, w1, w2, steps):
+        losses = []
+        for _ in range(steps):
+            loss, g1, g2 = tf_hand_gradients(x, y, w1, w2)
+            optimizer.apply_gradients(zip([g1, g2], [w1, w2]))
+            losses.append(float(loss))
+        return losses
+    fails_with(checks.check_train_with_optimizer, by_hand, "M21",
+               "did not come from tape.gradient")
+
+
+def test_train_with_optimizer_accepts_optimizer_apply_and_copied_gradients(capsys):
+    def apply_copies(optimizer, x, y, w1, w2, steps):
+        @tf.function
+        def step():
+            with tf.GradientTape() as tape:
+                loss = tf_loss(x, y, w1, w2)
+            optimizer.apply([tf.identity(g) for g in tape.gradient(loss, [w1, w2])], [w1, w2])
+            return loss
+        return [step().numpy().item() for _ in range(steps)]
+    checks.check_train_with_optimizer(apply_copies)
+    assert "passed" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- the grading path
+
+
+def grade(check_name, fn, cases):
+    """Judge ``fn`` on hidden ``cases`` as the grader does: observed by the kernel entry, judged
+    from plain data with ``reveal=False``. Returns None when every case passes, else the
+    CheckFailed."""
+    reply = plain.loads(Entry.observe(check_name, lambda: (fn,), plain.dumps(
+        {"cases": cases, "hidden": True, "options": {}})))
+    entry = judge.load()[check_name]
+    for i, (case, reply_case) in enumerate(zip(cases, reply["cases"])):
+        try:
+            judge.judge_observation(entry, plain.roundtrip(case), reply_case,
+                                    entry.context(i, case, True, reveal=False), {})
+        except CheckFailed as error:
+            return error
+    assert len(reply["cases"]) == len(cases)
+    return None
+
+
+def test_grading_path_sgd_step():
+    cases = [(11, 32, 12, 6, 0.02, 4), (12, 8, 30, 10, 0.005, 3)]
+    assert grade("check_sgd_step", sgd_step, cases) is None
+
+    @tf.function
+    def by_hand(x, y, w1, w2, lr):
+        loss, g1, g2 = tf_hand_gradients(x, y, w1, w2)
+        w1.assign_sub(lr * g1)
+        w2.assign_sub(lr * g2)
+        return loss
+    error = grade("check_sgd_step", by_hand, cases)
+    assert error.mistake == "M21" and "hidden case 1" in str(error)
+
+    @tf.function
+    def late_loss(x, y, w1, w2, lr):
+        sgd_step.python_function(x, y, w1, w2, lr)
+        return tf_loss(x, y, w1, w2)
+    error = grade("check_sgd_step", late_loss, cases)
+    message = str(error)
+    assert "after the update" in message and "call" not in message
+    assert not any(str(v) in message for v in (32, 12, 0.02))
+
+
+def test_grading_path_two_layer_numpy_shows_no_hidden_value():
+    cases = [{"seed": 3, "n": 64, "d": 300, "h": 40}, {"seed": 4, "n": 10, "d": 7, "h": 3}]
+    assert grade("check_two_layer_numpy", two_layer, cases) is None
+    for wrong, says in ((lambda *a: two_layer(*a, mean=False), "times too large"),
+                        (lambda *a: two_layer(*a, transpose_bug=True), "shape of the weight"),
+                        (lambda *a: two_layer(*a, factor=3.0), "differ")):
+        error = grade("check_two_layer_numpy", wrong, cases)
+        message = flat(error)
+        assert says in message and "hidden case 1" in message, message
+        assert not any(s in message for s in ("64", "300", "40", "got")), message
+
+
+def test_grading_path_graph_backward_tape_and_relu_custom():
+    cases = [{"seed": 12, "shape": [2, 5]}]
+    assert grade("check_graph_backward_tape", graph_tape, cases) is None
+    error = grade("check_graph_backward_tape",
+                  lambda x, y, z: (tf.reduce_sum(x * y + z), y, x, tf.ones_like(z)), cases)
+    assert error.mistake == "M21" and "(2, 5)" not in str(error)
+    cases = [{"seed": 13, "shape": [3, 4]}]
+    assert grade("check_relu_custom", relu_custom, cases) is None
+    assert grade("check_relu_custom", tf.nn.relu, cases).mistake == "M21"
+
+
+# ------------------------------------------------------- the sample students of 05
+
+ROOT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "05_deep_learning_software"
+
+
+def graded_calls(source):
+    """``(check name, argument name, keyword options)`` of each call of a graded cell."""
+    for statement in ast.parse(source).body:
+        call = statement.value
+        options = {k.arg: eval(compile(ast.Expression(k.value), "<cell>", "eval"), {"np": np})
+                   for k in call.keywords}
+        yield call.func.attr, call.args[0].id, options
+
+
+@pytest.mark.parametrize("student", ["ada_full", "alt1_variables", "alt2_tf_math",
+                                     "p04_rebound_weights", "p05_unwatched_loss_outside",
+                                     "p06_shape_dtype_slips", "p07_shared_optimizer_step"])
+def test_sample_students_get_their_expected_verdicts_on_the_grading_path(student):
+    expected = json.loads((ROOT / "tests" / "samples" / "expected" / f"{ASSIGNMENT}.json")
+                          .read_text())
+    namespace = {"np": np, "tf": tf}
+    for source in read_answers(ROOT / "tests" / "samples" / "answers", student,
+                               ASSIGNMENT).values():
+        exec(source, namespace)
+    notebook = nbformat.read(ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if not cell.metadata.get("nbgrader", {}).get("grade"):
+            continue
+        error = None
+        for check_name, arg, options in graded_calls(cell.source):
+            entry = judge.load()[check_name]
+            cases = options.pop("cases", None) or entry.cases
+            error = grade(check_name, namespace[arg], [plain.roundtrip(c) for c in cases])
+            if error is not None:
+                break
+        want = expected["points"][student][grade_id]
+        assert (error is None) == (want > 0), f"{grade_id}: {error}"
+        mistake = expected.get("mistakes", {}).get(student, {}).get(grade_id)
+        if mistake:
+            assert error.mistake == mistake, f"{grade_id}: {error}"

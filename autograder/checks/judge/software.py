@@ -1,1 +1,535 @@
-"""Grader halves of the checks of software (NumPy only); see :mod:`autograder.checks.judge`."""
+"""Grader halves of the checks of assignment 05 (deep learning software), NumPy only.
+
+Each judge takes a case, the observations of the kernel half (``autograder/checks/software.py``)
+and a :class:`~autograder.checks.judge.Context`. References come from mathematics: the graph
+``c = sum(x * y + z)`` has the gradients ``(y, x, 1)``; the two-layer network's loss and gradients
+are its derivative, written out below in float64; optimizer trajectories follow Keras's update
+rules.
+
+The problems are made here from the case (seeds and sizes), by the NumPy-only generators below:
+the kernel half imports them, so both halves build the same inputs, and a case travels as a few
+numbers. See :mod:`autograder.checks.judge` for the contract.
+
+Tolerances: results that TensorFlow computes in float32 through matrix products are compared
+with a relative tolerance of at least 1e-3, because on recent NVIDIA GPUs TensorFlow runs float32
+matmuls in TensorFloat-32 (10-bit mantissa) by default; element-wise float32 results and NumPy
+float64 results are compared more tightly.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import exercise
+
+MODULE = "autograder.checks.software"
+
+#: Relative tolerance of float32 results that went through matrix products (TensorFloat-32 on
+#: GPUs rounds matmul inputs to 10 bits of mantissa: about 5e-4 relative per product).
+TF32_RTOL = 2e-3
+
+#: The three ways check_relu_custom runs the student's function, in the order of obs["runs"].
+RELU_MODES = ("eagerly", "in a tf.function", "in a tf.function, second call")
+
+
+# ----------------------------------------------------------------------------- problems
+
+def graph_inputs(case, dtype=np.float64):
+    """``(x, y, z)`` of a graph case: ``{"seed": s, "shape": [n, d]}`` (three standard normal
+    arrays from ``np.random.default_rng(s)``, in that order) or three arrays."""
+    if isinstance(case, dict):
+        rng = np.random.default_rng(int(case["seed"]))
+        shape = tuple(int(n) for n in case["shape"])
+        return tuple(rng.standard_normal(shape).astype(dtype) for _ in range(3))
+    x, y, z = case
+    return tuple(np.asarray(a, dtype=dtype) for a in (x, y, z))
+
+
+def _graph_label(case) -> str:
+    shape = (tuple(int(n) for n in case["shape"]) if isinstance(case, dict)
+             else np.shape(case[0]))
+    return f"x, y, z of shape {shape}"
+
+
+def two_layer_problem(seed: int = 0, n: int = 64, d: int = 1000, h: int = 100,
+                      dtype=np.float32):
+    """Random data and weights of the two-layer ReLU network of CS231n's lecture on deep learning
+    software: ``x, y`` of shape ``(n, d)`` and ``w1 (d, h)``, ``w2 (h, d)``, all standard normal
+    from ``np.random.default_rng(seed)``. Returns NumPy arrays ``(x, y, w1, w2)`` of ``dtype``."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, d))
+    y = rng.standard_normal((n, d))
+    w1 = rng.standard_normal((d, h))
+    w2 = rng.standard_normal((h, d))
+    return tuple(a.astype(dtype) for a in (x, y, w1, w2))
+
+
+def two_layer_inputs(case):
+    """``(x, y, w1, w2)`` in float64 of a two_layer_numpy case: ``{"seed", "n", "d", "h"}`` (see
+    :func:`two_layer_problem`) or four arrays."""
+    if isinstance(case, dict):
+        return two_layer_problem(seed=int(case["seed"]), n=int(case["n"]), d=int(case["d"]),
+                                 h=int(case["h"]), dtype=np.float64)
+    return tuple(np.asarray(a, dtype=np.float64) for a in case)
+
+
+def scaled_problem(seed, n, d, h):
+    """The float32 problem of sgd_step and train_with_optimizer: :func:`two_layer_problem` with
+    its weights scaled by ``1 / sqrt(fan_in)``, so that usual learning rates converge."""
+    x, y, w1, w2 = two_layer_problem(seed=int(seed), n=int(n), d=int(d), h=int(h))
+    return x, y, (w1 / np.sqrt(d)).astype(np.float32), (w2 / np.sqrt(h)).astype(np.float32)
+
+
+def relu_inputs(case):
+    """``(x, upstream)`` float32 of a relu_custom case: ``{"seed": s, "shape": [...]}`` (x standard
+    normal, then the upstream gradient uniform in [0.5, 2), from ``np.random.default_rng(s)``)
+    or two arrays."""
+    if isinstance(case, dict):
+        rng = np.random.default_rng(int(case["seed"]))
+        shape = tuple(int(n) for n in case["shape"])
+        x = rng.standard_normal(shape).astype(np.float32)
+        return x, rng.uniform(0.5, 2.0, shape).astype(np.float32)
+    x, w = case
+    return np.asarray(x, np.float32), np.asarray(w, np.float32)
+
+
+def two_layer_reference(x, y, w1, w2, relu_mask: bool = True):
+    """Loss ``mean(sum((relu(x @ w1) @ w2 - y)^2, axis=1))`` and its gradients with respect to
+    ``w1`` and ``w2``, in float64. With ``relu_mask=False``, the gradient of ``w1`` that forgets
+    the ReLU (a known slip). Returns ``(loss, d_w1, d_w2)``."""
+    x, y, w1, w2 = (np.asarray(a, dtype=np.float64) for a in (x, y, w1, w2))
+    active = x @ w1
+    hidden = np.where(active > 0, active, 0.0)
+    residual = hidden @ w2 - y
+    value = float((residual * residual).sum(axis=1).mean())
+    d_out = residual * (2.0 / len(x))
+    d_hidden = d_out @ w2.T
+    if relu_mask:
+        d_hidden = np.where(active > 0, d_hidden, 0.0)
+    return value, x.T @ d_hidden, hidden.T @ d_out
+
+
+def optimizer_trajectory(name, kwargs, x, y, w1, w2, steps):
+    """Losses before each of ``steps`` updates with SGD (Keras's formulas, with momentum and
+    Nesterov: ``m = momentum * m - lr * g``; ``w += m``, or ``w += momentum * m - lr * g``).
+    None for other optimizers (their check asks the loss to fall)."""
+    if name != "SGD":
+        return None
+    lr, momentum = float(kwargs.get("learning_rate", 0.01)), float(kwargs.get("momentum", 0.0))
+    nesterov = bool(kwargs.get("nesterov", False))
+    weights = [np.asarray(w1, np.float64), np.asarray(w2, np.float64)]
+    velocity = [np.zeros_like(a) for a in weights]
+    losses = []
+    for _ in range(int(steps)):
+        value, *grads = two_layer_reference(x, y, *weights)
+        losses.append(value)
+        for i, g in enumerate(grads):
+            velocity[i] = momentum * velocity[i] - lr * g
+            weights[i] = weights[i] + (momentum * velocity[i] - lr * g if nesterov
+                                       else velocity[i])
+    return losses
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _array(ctx, value, part: str) -> np.ndarray:
+    """``value`` (observed) as a float64 array; fails like ``ctx.close`` for None or a value
+    that is not numbers."""
+    if value is None:
+        ctx.fail(f"{ctx.what}{part} is None.", code="none")
+    if not isinstance(value, (np.ndarray, int, float, bool, list)):
+        ctx.fail(f"{ctx.what}{part} should be a tensor or a number.", code="type")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        ctx.fail(f"{ctx.what}{part} should be a tensor or a number.", code="type")
+    return array
+
+
+def _scalar(ctx, value, part: str, hint: str = "") -> float:
+    """``value`` as one number; fails when it holds several (a sum over one axis)."""
+    array = _array(ctx, value, part)
+    if array.size != 1:
+        shape = f", got shape {array.shape}" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what}{part} should be one number{hint}{shape}.", code="not_scalar")
+    return float(array.reshape(()))
+
+
+def _near(a, b, rtol=1e-4) -> bool:
+    """Whether ``a`` and ``b`` agree entry by entry, relative to the largest entry of ``b``."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol,
+                                                   atol=rtol * (np.abs(b).max() + 1e-12)))
+
+
+def _scale(got: np.ndarray, want: np.ndarray) -> float | None:
+    """The factor ``s`` with ``got ~ s * want`` (least squares), or None when not defined."""
+    denominator = float(np.sum(want * want))
+    if denominator == 0 or got.shape != want.shape:
+        return None
+    return float(np.sum(got * want)) / denominator
+
+
+def _names(parts) -> str:
+    return " and ".join(parts) if len(parts) < 3 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+# ------------------------------------------------------------------ 1. the graph in NumPy
+
+BY_HAND = ("returns the right numbers, but a tape computed them (tape.gradient or tf.gradients "
+           "ran): this exercise is the backward pass written by hand")
+
+
+@exercise("graph_backward_numpy", module=MODULE, cases=[{"seed": 5, "shape": [3, 4]}],
+          label=_graph_label,
+          idea="the backward pass of c = sum(x * y + z) derived by hand and written in NumPy, "
+               "node by node (grad_x = y, grad_y = x, grad_z = ones): no tape may compute it.",
+          kernel_evidence="whether tape.gradient, tf.gradients or a forward accumulator ran "
+                          "while graph_backward_numpy ran",
+          findings={
+              "count": ("{what} should return 4 values (c, grad_x, grad_y, grad_z).",
+                        "return them as one tuple: `return c, grad_x, grad_y, grad_z`."),
+              "not_scalar": ("{what}: c should be one number, the sum over every entry of b.",
+                             "use np.sum(b) without an axis."),
+          })
+def graph_backward_numpy(case, obs, ctx):
+    """``obs``: ``c``, ``grad_x``, ``grad_y``, ``grad_z`` (as returned), ``autodiff_calls`` (how
+    many automatic-differentiation calls ran). Reference: ``c = sum(x * y + z)``, ``(y, x, 1)``."""
+    x, y, z = graph_inputs(case)
+    c = _scalar(ctx, obs["c"], ", c", " (the sum over every entry)")
+    ctx.close(c, np.sum(x * y + z), ", c", rtol=1e-6)
+    gx, gy, gz = (_array(ctx, obs[k], f", {k}") for k in ("grad_x", "grad_y", "grad_z"))
+    if gz.shape != z.shape:
+        shapes = f", {z.shape}, got shape {gz.shape}" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what}: grad_z should have the shape of z{shapes}. Every entry of z adds "
+                 f"to c once, so dc/dz is an array of ones shaped like z: grad_z = "
+                 f"np.ones_like(z) (not the number 1).", code="grad_z_shape")
+    if _near(gx, x, 1e-6) and _near(gy, y, 1e-6) and not _near(x, y):
+        ctx.fail(f"{ctx.what}: grad_x and grad_y are swapped: dc/dx = y (the other factor of "
+                 f"a = x * y) and dc/dy = x.", code="swapped")
+    ctx.close(gx, y, ", grad_x (dc/dx = y)", rtol=1e-6)
+    ctx.close(gy, x, ", grad_y (dc/dy = x)", rtol=1e-6)
+    ctx.close(gz, np.ones_like(z), ", grad_z (dc/dz = 1)", rtol=1e-6)
+    if obs["autodiff_calls"] != 0:
+        ctx.fail(f"{ctx.what} {BY_HAND}.",
+                 fix="follow the graph backwards in NumPy, from grad_c = 1.0: sum copies it to "
+                     "every entry, + passes it on to both inputs, * multiplies it by the other "
+                     "factor.", mistake="M21", code="tape_used")
+
+
+# --------------------------------------------------------------- 2. the same graph on a tape
+
+@exercise("graph_backward_tape", module=MODULE, cases=[{"seed": 6, "shape": [3, 4]}],
+          label=_graph_label,
+          idea="tf.GradientTape records c = sum(x * y + z) on watched constants and computes "
+               "its gradients: grad_x, grad_y and grad_z are values that tape.gradient produced.",
+          kernel_evidence="which values tape.gradient produced while graph_backward_tape ran "
+                          "(for a tf.function, what its graph's outputs are computed from)",
+          findings={
+              "count": ("{what} should return 4 values (c, grad_x, grad_y, grad_z).",
+                        "return them as one tuple: `return c, grad_x, grad_y, grad_z`."),
+              "not_scalar": ("{what}: c should be one number, the sum over every entry of b.",
+                             "use tf.reduce_sum(b) without an axis."),
+          })
+def graph_backward_tape(case, obs, ctx):
+    """``obs``: ``c``, ``grad_x``, ``grad_y``, ``grad_z``, ``from_tape`` (three bools: whether
+    tape.gradient produced each gradient). Reference: as graph_backward_numpy, in float32."""
+    x, y, z = graph_inputs(case, np.float32)
+    c = _scalar(ctx, obs["c"], ", c", " (the sum over every entry)")
+    ctx.close(c, np.sum(x.astype(np.float64) * y + z), ", c", rtol=1e-5, atol=1e-5)
+    ctx.close(obs["grad_x"], y, ", grad_x (dc/dx = y)")
+    ctx.close(obs["grad_y"], x, ", grad_y (dc/dy = x)")
+    ctx.close(obs["grad_z"], np.ones_like(z), ", grad_z (dc/dz = 1)")
+    from_tape = obs["from_tape"]
+    by_formula = [name for i, name in enumerate(("grad_x", "grad_y", "grad_z"))
+                  if from_tape[i] is not True]
+    if by_formula:
+        ctx.fail(f"{ctx.what} returns the right numbers, but no tape computed "
+                 f"{_names(by_formula)}: the exercise is the tape, not the formulas (y, x, "
+                 f"ones) of exercise 1.",
+                 fix="watch x, y and z, compute c inside the `with tf.GradientTape() as tape:` "
+                     "block and return what `tape.gradient(c, [x, y, z])` gives.",
+                 mistake="M21", code="no_tape")
+
+
+# ------------------------------------------------------------- 3. two-layer network by hand
+
+def _two_layer_label(case) -> str:
+    if isinstance(case, dict):
+        return f"N, D, H = {case['n']}, {case['d']}, {case['h']}"
+    n, d = np.shape(case[0])
+    return f"N, D, H = {n}, {d}, {np.shape(case[2])[1]}"
+
+
+@exercise("two_layer_numpy", module=MODULE, cases=[{"seed": 1, "n": 8, "d": 6, "h": 5}],
+          label=_two_layer_label,
+          idea="backpropagation through the two-layer ReLU network written by hand in NumPy "
+               "(the chain rule, one line per node, with the ReLU's mask): no tape may compute "
+               "the gradients.",
+          kernel_evidence="whether tape.gradient, tf.gradients or a forward accumulator ran "
+                          "while two_layer_numpy ran",
+          findings={
+              "count": ("{what} should return 3 values (loss, grad_w1, grad_w2).",
+                        "return them as one tuple: `return loss, grad_w1, grad_w2`."),
+              "not_scalar": ("{what}: the loss should be one number.",
+                             "sum the squares over axis=1, then take the mean over the N "
+                             "examples."),
+          })
+def two_layer_numpy(case, obs, ctx):
+    """``obs``: ``loss``, ``grad_w1``, ``grad_w2``, ``autodiff_calls``. Reference: the loss and
+    its gradients in float64 (:func:`two_layer_reference`); messages name the usual slips (the
+    mean's 1/N or the square's 2 forgotten, the ReLU's mask missing, a transpose)."""
+    x, y, w1, w2 = two_layer_inputs(case)
+    n, d = x.shape
+    shown_n, shown_d = (f" = {n}", f" = {d}") if ctx.reveal else ("", "")
+    want_loss, want_g1, want_g2 = two_layer_reference(x, y, w1, w2)
+    loss = _scalar(ctx, obs["loss"], ", the loss",
+                   ": sum the squares over axis=1, then take the mean over the N examples")
+    if not np.isclose(loss, want_loss, rtol=1e-6):
+        if np.isclose(loss, want_loss * n, rtol=1e-6):
+            ctx.fail(f"{ctx.what}: the loss is N{shown_n} times too large: take the mean over "
+                     f"the examples (np.mean of the per-example sums), not the total sum.",
+                     code="loss_sum")
+        if np.isclose(loss, want_loss / d, rtol=1e-6):
+            ctx.fail(f"{ctx.what}: the loss is D{shown_d} times too small: sum the squared "
+                     f"errors over axis=1 first, then average over the examples.",
+                     code="loss_mean_all")
+        ctx.close(loss, want_loss, ", the loss", rtol=1e-6)
+    for name, want, hint in (("grad_w1", want_g1, "x.T @ grad_h"),
+                             ("grad_w2", want_g2, "h.T @ grad_y_pred")):
+        got = _array(ctx, obs[name], f", {name}")
+        if got.shape != want.shape:
+            shapes = f", {want.shape}, got {got.shape}" if ctx.reveal else ""
+            ctx.fail(f"{ctx.what}: {name} should have the shape of the weight{shapes}. Check the "
+                     f"transposes: {name} = {hint}.", code="shape")
+        if _near(got, want, 1e-6):
+            continue
+        scale = _scale(got, want)
+        if scale is not None and _near(got, scale * want, 1e-6):
+            if np.isclose(scale, n):
+                ctx.fail(f"{ctx.what}: {name} is N{shown_n} times too large: the loss is a mean, "
+                         f"so grad_y_pred = 2 * (y_pred - y) / N.", code="grad_no_mean")
+            if np.isclose(scale, 0.5):
+                ctx.fail(f"{ctx.what}: {name} is half the right value: d(e^2)/de = 2e, so "
+                         f"grad_y_pred = 2 * (y_pred - y) / N.", code="grad_half")
+            if np.isclose(scale, 0.5 * n):
+                ctx.fail(f"{ctx.what}: {name} is N/2 times too large: grad_y_pred = "
+                         f"2 * (y_pred - y) / N (the factor 2 of the square and the 1/N of the "
+                         f"mean).", code="grad_no_two_mean")
+            if np.isclose(scale, -1):
+                ctx.fail(f"{ctx.what}: {name} has the wrong sign: grad_y_pred = "
+                         f"2 * (y_pred - y) / N.", code="grad_sign")
+        if name == "grad_w1" and _near(got, two_layer_reference(x, y, w1, w2, False)[1], 1e-6):
+            ctx.fail(f"{ctx.what}: grad_w1 ignores the ReLU: its gradient is 0 where x @ w1 < 0. "
+                     f"Set grad_h[x @ w1 < 0] = 0 (or multiply by the mask) before "
+                     f"grad_w1 = x.T @ grad_h.", code="no_mask")
+        ctx.close(got, want, f", {name}", rtol=1e-6, atol=1e-8)
+    if obs["autodiff_calls"] != 0:
+        ctx.fail(f"{ctx.what} {BY_HAND}.",
+                 fix="write the backward pass in NumPy, one line per step, as the notebook "
+                     "shows: grad_y_pred, grad_w2, grad_h, the ReLU's mask, grad_w1.",
+                 mistake="M21", code="tape_used")
+
+
+# ------------------------------------------------------ 4. one SGD step with assign_sub
+
+def _sgd_label(case) -> str:
+    seed, n, d, h, lr, steps = case
+    return f"N, D, H = {n}, {d}, {h}, lr = {lr}"
+
+
+NOT_TF_FUNCTION = ("{what}: sgd_step is not a tf.function, so the whole step (forward, backward "
+                   "and the in-place updates) would not run as one graph.",
+                   "put @tf.function on the line above `def sgd_step`.")
+
+
+@exercise("sgd_step", module=MODULE, cases=[(2, 16, 20, 8, 0.01, 3)], label=_sgd_label,
+          idea="one training step as a tf.function: tape.gradient computes the gradients of the "
+               "loss with respect to the tf.Variable weights, which are updated in place "
+               "(assign_sub) by -lr * gradient.",
+          kernel_evidence="the gradient calls a fresh trace of sgd_step's code made, and whether "
+                          "the variable updates in its graph are computed from their results",
+          findings={"not_tf_function": NOT_TF_FUNCTION,
+                    "not_scalar": ("{what}: sgd_step should return the loss, one number.",
+                                   "return the loss of the forward pass: `return loss`.")})
+def sgd_step(case, obs, ctx):
+    """``obs``: ``losses`` (returned by each call), ``w1``, ``w2`` (the weights after each call),
+    ``tape_gradients`` (a traced tape.gradient call gave gradients for w1 and w2),
+    ``updates_from_gradients`` (True, False or None: whether the graph's updates of w1 and w2
+    are computed from those gradients; None when the graph does not show it). Reference: the
+    loss and the step ``-lr * gradient`` at the weights before each call, in float64."""
+    seed, n, d, h, lr, steps = case
+    x, y, w1, w2 = scaled_problem(seed, n, d, h)
+    before = (w1.astype(np.float64), w2.astype(np.float64))
+    losses = []
+    for step in range(int(steps)):
+        call = f" call {step + 1} of" if ctx.reveal else ""
+        after = tuple(_array(ctx, obs[name][step], f", {name} after{call} the step")
+                      for name in ("w1", "w2"))
+        unchanged = [name for name, a, b in zip(("w1", "w2"), after, before)
+                     if np.array_equal(a, b)]
+        if unchanged:
+            ctx.fail(f"{ctx.what}: after{call} sgd_step, {' and '.join(unchanged)} did not "
+                     f"change: the parameters never update. Inside a function, "
+                     f"`w1 = w1 - lr * g` only rebinds the local name to a new tensor; the "
+                     f"variable itself is untouched.", mistake="M03",
+                     fix="update in place: w1.assign_sub(lr * g1).", code="unchanged")
+        loss = _scalar(ctx, obs["losses"][step], f", the loss returned by{call} the step")
+        want_loss, g1, g2 = two_layer_reference(x, y, *before)
+        # float32 through matmuls: TF32_RTOL (TensorFloat-32 on GPUs).
+        if not np.isclose(loss, want_loss, rtol=TF32_RTOL):
+            if np.isclose(loss, two_layer_reference(x, y, *after)[0], rtol=TF32_RTOL):
+                ctx.fail(f"{ctx.what} returned the loss after the update; return the loss "
+                         f"computed in the forward pass, before the weights change.",
+                         code="late_loss")
+            ctx.close(loss, want_loss, f", the loss returned by{call} the step", rtol=TF32_RTOL)
+        for name, a, b, g in (("w1", after[0], before[0], g1), ("w2", after[1], before[1], g2)):
+            moved, want = a - b, -float(lr) * g
+            if _near(moved, -want, 1e-3):
+                ctx.fail(f"{ctx.what}: {name} moved uphill: subtract the gradient "
+                         f"({name}.assign_sub(lr * grad)), do not add it.", code="uphill")
+            ctx.close(moved, want, f", the change of {name} in{call} the step (expected "
+                      f"-lr * gradient)", rtol=TF32_RTOL,
+                      atol=TF32_RTOL * float(np.abs(want).max()) + 1e-7)
+        losses.append(loss)
+        before = after
+    if steps > 1 and not losses[-1] < losses[0]:
+        shown = f": {losses}" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what}: the loss did not fall over the steps{shown}.", code="no_progress")
+    if obs["tape_gradients"] is not True:
+        ctx.fail(f"{ctx.what} updates the weights by the right amounts, but no tape computed "
+                 f"the gradients (tape.gradient gave none for w1 and w2): the exercise is the "
+                 f"gradients from a tape, not derived by hand.",
+                 fix="record the forward pass in `with tf.GradientTape() as tape:` and take "
+                     "`grad_w1, grad_w2 = tape.gradient(loss, [w1, w2])`.",
+                 mistake="M21", code="no_tape")
+    if obs["updates_from_gradients"] is False:
+        ctx.fail(f"{ctx.what} updates the weights by the right amounts, but not with the "
+                 f"gradients tape.gradient returned: the updates are computed another way.",
+                 fix="update each variable with its gradient from the tape: "
+                     "`w1.assign_sub(lr * grad_w1)`, `w2.assign_sub(lr * grad_w2)`.",
+                 mistake="M21", code="updates_not_from_tape")
+
+
+# -------------------------------------------------- 5. training with a Keras optimizer
+
+def _optimizer_label(case) -> str:
+    name, kwargs, seed, n, d, h, steps = case
+    return f"{name}({kwargs}), N, D, H = {n}, {d}, {h}"
+
+
+@exercise("train_with_optimizer", module=MODULE,
+          cases=[("SGD", {"learning_rate": 0.01}, 3, 16, 20, 8, 5),
+                 ("Adam", {"learning_rate": 0.01}, 3, 16, 20, 8, 5)],
+          label=_optimizer_label,
+          idea="a training loop in which the given Keras optimizer makes every update "
+               "(apply_gradients once per step) from gradients that tape.gradient computed.",
+          kernel_evidence="optimizer.iterations after the call, and whether the gradients passed "
+                          "to the optimizer are values tape.gradient produced",
+          findings={
+              "type": ("{what} should return the list of losses, one per step.",
+                       "return a list of Python floats: `[float(step()) for _ in range(steps)]`."),
+              "not_scalar": ("{what}: each loss should be one number.",
+                             "append float(loss) per step."),
+          })
+def train_with_optimizer(case, obs, ctx):
+    """``obs``: ``n_losses``, ``losses`` (the first ``steps`` values returned), ``w1``, ``w2``
+    (the weights after the call), ``iterations`` (the optimizer's), ``grads_from_tape`` (whether
+    every gradient the optimizer was given came from tape.gradient; None when it was given none).
+    Reference: for SGD, the losses of the update rule in NumPy; for every optimizer, the initial
+    loss and a loss that falls."""
+    name, kwargs, seed, n, d, h, steps = case
+    x, y, w1, w2 = scaled_problem(seed, n, d, h)
+    if obs["n_losses"] != steps:
+        counts = f" ({steps}), got {obs['n_losses']}" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what}: expected one loss per step{counts}.", code="loss_count")
+    values = [_scalar(ctx, v, ", a loss") for v in obs["losses"][:steps]]
+    got1, got2 = _array(ctx, obs["w1"], ", w1"), _array(ctx, obs["w2"], ", w2")
+    if np.array_equal(got1, w1) and np.array_equal(got2, w2):
+        ctx.fail(f"{ctx.what}: w1 and w2 did not change: the parameters never update. Call "
+                 f"optimizer.apply_gradients(zip(grads, [w1, w2])) in every step.",
+                 code="unchanged")
+    initial = two_layer_reference(x, y, w1, w2)[0]
+    # float32 through matmuls: TF32_RTOL (TensorFloat-32 on GPUs).
+    if not np.isclose(values[0], initial, rtol=TF32_RTOL):
+        shown = f", {initial:.6g}, got {values[0]:.6g}" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what}: the first loss should be the loss at the initial weights{shown}: "
+                 f"record the loss before applying the update.", code="late_loss")
+    reference = optimizer_trajectory(name, kwargs, x, y, w1, w2, steps)
+    if reference is not None:
+        ctx.close(values, reference, ", the losses", rtol=TF32_RTOL, atol=1e-6)
+    if steps > 1 and not values[-1] < values[0]:
+        shown = f": {np.round(values, 4).tolist()}" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what}: the loss did not fall{shown}.", code="no_progress")
+    iterations = obs["iterations"]
+    if iterations == 0:
+        ctx.fail(f"{ctx.what} returns losses that fall, but the optimizer it was given never "
+                 f"made an update (its iterations are 0): the updates were written by hand, and "
+                 f"the exercise is the optimizer's update rule.",
+                 fix="let the optimizer update the weights: "
+                     "`optimizer.apply_gradients(zip(grads, [w1, w2]))` once per step.",
+                 mistake="M21", code="optimizer_unused")
+    if iterations != steps:
+        counts = f" ({iterations} for {steps} steps)" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what}: the optimizer should make one update per step, but its "
+                 f"iteration count differs{counts}.",
+                 fix="call optimizer.apply_gradients exactly once in each step.",
+                 code="iterations")
+    if obs["grads_from_tape"] is not True:
+        ctx.fail(f"{ctx.what}: the optimizer made the updates, but the gradients it was given "
+                 f"did not come from tape.gradient: the exercise is gradients from a tape, "
+                 f"applied by the optimizer.",
+                 fix="compute the loss inside `with tf.GradientTape() as tape:`, then "
+                     "`grads = tape.gradient(loss, [w1, w2])` and "
+                     "`optimizer.apply_gradients(zip(grads, [w1, w2]))`.",
+                 mistake="M21", code="no_tape")
+
+
+# ------------------------------------------------------------- 6. custom gradient of ReLU
+
+def _relu_label(case) -> str:
+    return f"x = {np.round(relu_inputs(case)[0], 3).tolist()}"
+
+
+@exercise("relu_custom", module=MODULE,
+          cases=[(np.array([-2.0, -0.5, 0.5, 3.0], np.float32),
+                  np.array([1.0, 2.0, 3.0, 4.0], np.float32))],
+          label=_relu_label,
+          idea="ReLU defined with @tf.custom_gradient and a backward of its own, upstream * "
+               "(x > 0): the gradient the tape returns is the one that backward computes.",
+          kernel_evidence="whether relu_custom's traced graph holds the IdentityN op through "
+                          "which tf.custom_gradient attaches its backward",
+          findings={"bool_mask": ("{what}: the backward of relu_custom failed: a comparison "
+                                  "such as x > 0 gives booleans, which cannot multiply floats.",
+                                  "cast the mask to x's dtype before multiplying "
+                                  "(tf.cast(x > 0, x.dtype)).")})
+def relu_custom(case, obs, ctx):
+    """``obs``: ``runs``, three pairs ``[out, grad]`` (eagerly, in a tf.function, its second
+    call; ``grad`` is d sum(out * upstream)/dx), ``custom_gradient`` (the IdentityN op of
+    tf.custom_gradient is in the traced graph). Reference: ``max(x, 0)`` and
+    ``upstream * (x > 0)``."""
+    x, upstream = relu_inputs(case)
+    want_out, want_grad = np.maximum(x, 0), upstream * (x > 0)
+    mask = (x > 0).astype(np.float32)
+    for mode, (out, grad) in zip(RELU_MODES, obs["runs"]):
+        ctx.close(out, want_out, f" {mode}", check_dtype="float")
+        if isinstance(grad, np.ndarray) and not np.issubdtype(grad.dtype, np.floating):
+            dtype = f" {grad.dtype}" if ctx.reveal else " a non-float dtype"
+            ctx.fail(f"{ctx.what}: the gradient has dtype{dtype}, not float32: a comparison "
+                     f"such as x > 0 gives booleans; cast the mask to x's dtype before "
+                     f"multiplying (tf.cast(x > 0, x.dtype)).", code="bool_mask")
+        got = _array(ctx, grad, f", the gradient {mode}")
+        if _near(got, upstream, 1e-6) and not _near(upstream, want_grad):
+            ctx.fail(f"{ctx.what}: the gradient of relu_custom passes the upstream gradient "
+                     f"through where x < 0: the backward must multiply it by the mask (x > 0).",
+                     code="no_mask")
+        if _near(got, mask, 1e-6) and not _near(want_grad, mask):
+            ctx.fail(f"{ctx.what}: the gradient of relu_custom ignores the upstream gradient: "
+                     f"by the chain rule the backward returns upstream * mask, not the mask "
+                     f"alone.", code="no_upstream")
+        ctx.close(got, want_grad, f", the gradient {mode} (expected upstream * (x > 0))")
+    if obs["custom_gradient"] is not True:
+        ctx.fail(f"{ctx.what} gives the right values but does not define its own backward: "
+                 f"the exercise is tf.custom_gradient.",
+                 fix="decorate it with @tf.custom_gradient and return (y, grad_fn), with "
+                     "grad_fn(upstream) = upstream * (x > 0).",
+                 mistake="M21", code="no_custom_gradient")
