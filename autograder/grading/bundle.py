@@ -7,7 +7,7 @@ writes ``<out>/tf-autodiff-workbook-student-<version>.zip``. Its one top folder,
 - ``notebooks/<assignment>/<assignment>.ipynb``: the student release, as committed (no solutions,
   no hidden tests, no outputs: ``tests/test_release.py``);
 - ``utils/``: what the notebooks import for teaching;
-- ``autograder/checks/``: the visible checks the notebooks call, under a student ``__init__.py``
+- ``autograder/checks/`` (with ``judge/``, the checks' grader halves): the visible checks the notebooks call, under a student ``__init__.py``
   for ``autograder`` (the grading pipeline, ``autograder/grading``, is not there);
 - ``pyproject.toml``: the package ``tf-autodiff-workbook-student`` (``utils`` and
   ``autograder.checks``) with only what the notebooks need at run time (no nbgrader), and an
@@ -33,7 +33,7 @@ DIST_NAME = "tf-autodiff-workbook-student"
 STUDENT_REQUIREMENTS = ("tensorflow", "numpy", "matplotlib", "scikit-learn", "tqdm", "ipykernel",
                         "jupyterlab")
 # Folders copied as they are (their *.py files only), relative to the course root.
-CODE_FOLDERS = ("utils", "autograder/checks")
+CODE_FOLDERS = ("utils", "autograder/checks", "autograder/checks/judge")
 _DATE = (2024, 1, 1, 0, 0, 0)  # every entry's date, so that the archive's bytes are reproducible
 
 AUTOGRADER_INIT = '''"""The checks that the workbook's notebooks call:
