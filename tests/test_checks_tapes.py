@@ -7,8 +7,42 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from autograder.checks import tapes
-from tests.expect import fails_with
+import pytest
+
+from autograder.checks import judge, plain, tapes
+from autograder.checks.compare import CheckFailed
+from autograder.checks.judge import tapes as judge_tapes
+from autograder.checks.kernel_entry import Entry
+from tests.expect import fails_with, flat
+
+
+def grade(check_name, fn, cases):
+    """Grade ``fn`` on hidden ``cases`` as the grader does: the kernel half through
+    kernel_entry.Entry.observe, its reply as plain text, each case judged with reveal=False.
+    Returns the number of cases judged; raises the first CheckFailed."""
+    entry = judge.load()[check_name]
+    request = plain.dumps({"cases": cases, "hidden": True, "options": {}})
+    reply = plain.loads(Entry.observe(check_name, lambda: (fn,), request))
+    assert len(reply["cases"]) <= len(cases)
+    for index, (case, answer) in enumerate(zip(cases, reply["cases"])):
+        case = plain.roundtrip(case)
+        judge.judge_observation(entry, case, answer, entry.context(index, case, True,
+                                                                   reveal=False), {})
+    return len(reply["cases"])
+
+
+def graded_failure(check_name, fn, cases, mistake, *words, secrets=()) -> CheckFailed:
+    """``grade`` must fail with ``mistake`` and ``words``, and show none of ``secrets`` (hidden
+    inputs and values)."""
+    with pytest.raises(CheckFailed) as info:
+        grade(check_name, fn, cases)
+    text = flat(info.value)
+    assert info.value.mistake == mistake, text
+    for word in words:
+        assert word in text, text
+    for secret in secrets:
+        assert secret not in text, text
+    return info.value
 
 
 # ---------------------------------------------------------------- 01: square_grad
@@ -420,9 +454,11 @@ def hessian_with_gradient(f, x):
 
 
 def test_finite_difference_hessian_matches_analytic_hessian():
+    # The reference lives in the grader half now (NumPy functions, no TensorFlow).
     x = np.array([0.3, -1.2, 0.8])
     want = np.array([[0, 2 * x[1], 0], [2 * x[1], 2 * x[0], 0], [0, 0, -np.sin(x[2])]])
-    got = tapes.finite_difference_hessian(tapes.VECTOR_FUNCTIONS["x0*x1**2+sin(x2)"], x)
+    got = judge_tapes.finite_difference_hessian(
+        judge_tapes.VECTOR_FUNCTIONS["x0*x1**2+sin(x2)"], x)
     np.testing.assert_allclose(got, want, atol=1e-6)
 
 
@@ -448,3 +484,369 @@ def test_hidden_integer_case_message_does_not_show_the_input():
     error = fails_with(tapes.check_square_grad, square_grad_no_cast, "M02", cases=[17],
                        hidden=True)
     assert "17" not in str(error)
+
+
+# ---------------------------------------------------------------- the two halves agree
+
+def test_the_grader_has_numpy_versions_of_the_kernels_functions_under_the_same_names():
+    assert set(judge_tapes.SCALAR_FUNCTIONS) == set(tapes.SCALAR_FUNCTIONS)
+    assert set(judge_tapes.VECTOR_FUNCTIONS) == set(tapes.VECTOR_FUNCTIONS)
+    for name, f in tapes.SCALAR_FUNCTIONS.items():
+        value, df, d2f = judge_tapes.SCALAR_FUNCTIONS[name]
+        for x in (-1.3, 0.4, 2.0):
+            t = tf.constant(x, dtype=tf.float64)
+            with tf.GradientTape() as outer:
+                outer.watch(t)
+                with tf.GradientTape() as inner:
+                    inner.watch(t)
+                    y = f(t)
+                dy = inner.gradient(y, t)
+            d2y = outer.gradient(dy, t)
+            np.testing.assert_allclose([float(y), float(dy), float(d2y)],
+                                       [value(x), df(x), d2f(x)], rtol=1e-10, err_msg=name)
+    for name, f in tapes.VECTOR_FUNCTIONS.items():
+        x = np.array([0.3, -1.2, 0.8, 0.5])
+        np.testing.assert_allclose(float(f(tf.constant(x))), judge_tapes.VECTOR_FUNCTIONS[name](x),
+                                   rtol=1e-12, err_msg=name)
+
+
+def test_the_grader_half_imports_without_tensorflow():
+    import subprocess
+    import sys
+    code = ("import sys; import autograder.checks.judge as j; j.load(); "
+            "assert 'tensorflow' not in sys.modules, 'tensorflow imported'; "
+            "assert 'check_hessian' in j.EXERCISES")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------- M21: the numbers without the idea
+
+def square_grad_jacobian(x):
+    x = tf.cast(tf.convert_to_tensor(x), tf.float32)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.math.square(x)
+    return tape.jacobian(y, x)
+
+
+@tf.function
+def square_grad_tf_function(x):
+    x = tf.cast(x, tf.float32)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    return tape.gradient(y, x)
+
+
+def test_square_grad_accepts_a_jacobian_and_a_tf_function():
+    tapes.check_square_grad(square_grad_jacobian)
+    tapes.check_square_grad(square_grad_tf_function, cases=[3.0, -1.5])
+
+
+def test_square_grad_rejects_the_formula():
+    fails_with(tapes.check_square_grad, lambda x: tf.constant(2.0 * x), "M21",
+               "no tape computed them", "tape.gradient(y, x)")
+
+
+def train_step_by_hand(model, optimizer, loss_object, x, y):
+    kernel, bias = model.trainable_variables
+    predictions = model(x)
+    loss_value = loss_object(y, predictions)
+    d_pred = 2.0 * (predictions - y) / tf.cast(tf.size(predictions), tf.float32)
+    optimizer.apply_gradients([(tf.transpose(x) @ d_pred, kernel),
+                               (tf.reduce_sum(d_pred, axis=0), bias)])
+    return loss_value
+
+
+def train_step_keras_fit(model, optimizer, loss_object, x, y):
+    model.compile(optimizer=optimizer, loss=loss_object)
+    history = model.fit(x, y, batch_size=int(x.shape[0]), epochs=1, verbose=0, shuffle=False)
+    return tf.constant(history.history["loss"][0])
+
+
+@tf.function
+def train_step_tf_function(model, optimizer, loss_object, x, y):
+    with tf.GradientTape() as tape:
+        loss_value = loss_object(y, model(x))
+    grads = tape.gradient(loss_value, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss_value
+
+
+def train_step_assign_sub(model, optimizer, loss_object, x, y):
+    variables = model.trainable_variables
+    with tf.GradientTape() as tape:
+        loss_value = loss_object(y, model(x))
+    for variable, grad in zip(variables, tape.gradient(loss_value, variables)):
+        variable.assign_sub(optimizer.learning_rate * grad)
+    return loss_value
+
+
+def test_train_step_accepts_a_tf_function_and_updates_by_hand_from_the_tape():
+    tapes.check_train_step(train_step_tf_function)
+    tapes.check_train_step(train_step_assign_sub)
+
+
+def test_train_step_rejects_gradients_derived_by_hand():
+    fails_with(tapes.check_train_step, train_step_by_hand, "M21", "right numbers",
+               "no tape computed the gradient", "tape.gradient(loss_value")
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_train_step_rejects_keras_fit():
+    fails_with(tapes.check_train_step, train_step_keras_fit, "M21", "Keras' own loop",
+               "no model.compile")
+
+
+def fit_line_by_hand(x, y, lr, steps):
+    w, b = tf.Variable(0.0), tf.Variable(0.0)
+    losses = []
+    for _ in range(steps):
+        residual = w * x + b - y
+        losses.append(float(tf.reduce_mean(residual ** 2)))
+        w.assign_sub(lr * 2.0 * tf.reduce_mean(residual * x))
+        b.assign_sub(lr * 2.0 * tf.reduce_mean(residual))
+    return w, b, losses
+
+
+def fit_line_new_variables(x, y, lr, steps):
+    w, b = tf.Variable(0.0), tf.Variable(0.0)
+    losses = []
+    for _ in range(steps):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((w * x + b - y) ** 2)
+        dw, db = tape.gradient(loss, [w, b])
+        w, b = tf.Variable(w - lr * dw), tf.Variable(b - lr * db)
+        losses.append(float(loss))
+    return w, b, losses
+
+
+def fit_line_tf_function_step(x, y, lr, steps):
+    w, b = tf.Variable(0.0), tf.Variable(0.0)
+
+    @tf.function
+    def step():
+        with tf.GradientTape(persistent=True) as tape:
+            loss = tf.reduce_mean((w * x + b - y) ** 2)
+        w.assign_sub(lr * tape.gradient(loss, w))
+        b.assign_sub(lr * tape.gradient(loss, b))
+        return loss
+
+    return w, b, [float(step()) for _ in range(steps)]
+
+
+def test_fit_line_accepts_a_tf_function_step_with_one_call_per_variable():
+    tapes.check_fit_line(fit_line_tf_function_step)
+
+
+def test_fit_line_rejects_updates_derived_by_hand():
+    fails_with(tapes.check_fit_line, fit_line_by_hand, "M21", "derived by hand",
+               "tape.gradient(loss, [w, b])")
+
+
+def test_fit_line_rejects_a_tape_whose_gradients_are_ignored():
+    # A tape is asked, but for the gradient of another value: the update was derived by hand.
+    def tape_of_other_loss(x, y, lr, steps):
+        w, b = tf.Variable(0.0), tf.Variable(0.0)
+        losses = []
+        for _ in range(steps):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean((w * x + b - y) ** 2)
+                other = tf.reduce_sum(w * b)
+            tape.gradient(other, [w, b])
+            residual = w * x + b - y
+            w.assign_sub(lr * 2.0 * tf.reduce_mean(residual * x))
+            b.assign_sub(lr * 2.0 * tf.reduce_mean(residual))
+            losses.append(float(loss))
+        return w, b, losses
+    fails_with(tapes.check_fit_line, tape_of_other_loss, "M21", "derived by hand")
+
+
+def test_fit_line_rejects_new_variables_every_step():
+    fails_with(tapes.check_fit_line, fit_line_new_variables, "M21", "in place",
+               "one gradient call per step")
+
+
+def grads_from_one_tape_formulas(x):
+    x = tf.constant(x)
+    return 4.0 * x ** 3, 2.0 * x
+
+
+def grads_from_one_tape_two_tapes(x):
+    x = tf.constant(x)
+    with tf.GradientTape() as first:
+        first.watch(x)
+        z = (x * x) ** 2
+    with tf.GradientTape() as second:
+        second.watch(x)
+        y = x * x
+    return first.gradient(z, x), second.gradient(y, x)
+
+
+def test_grads_from_one_tape_rejects_formulas():
+    fails_with(tapes.check_grads_from_one_tape, grads_from_one_tape_formulas, "M21",
+               "no tape computed them", "persistent=True")
+
+
+def test_grads_from_one_tape_rejects_two_tapes_even_where_both_values_are_zero():
+    fails_with(tapes.check_grads_from_one_tape, grads_from_one_tape_two_tapes, "M21",
+               "from two tapes", "persistent=True")
+    fails_with(tapes.check_grads_from_one_tape, grads_from_one_tape_two_tapes, "M21",
+               "from two tapes", cases=[0.0], hidden=True)
+
+
+def second_derivative_finite_difference(f, x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    h, x64 = 1e-4, tf.cast(x, tf.float64)
+    d2y = (f(x64 + h) - 2.0 * f(x64) + f(x64 - h)) / h ** 2
+    return tape.gradient(y, x), tf.cast(d2y, tf.float32)
+
+
+def second_derivative_no_tape(f, x):
+    h, x64 = 1e-4, tf.cast(x, tf.float64)
+    dy = (f(x64 + h) - f(x64 - h)) / (2.0 * h)
+    d2y = (f(x64 + h) - 2.0 * f(x64) + f(x64 - h)) / h ** 2
+    return tf.cast(dy, tf.float32), tf.cast(d2y, tf.float32)
+
+
+@tf.function
+def second_derivative_tf_function(f, x):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        dy_dx = inner.gradient(y, x)
+    return dy_dx, outer.gradient(dy_dx, x)
+
+
+def test_second_derivative_accepts_a_tf_function():
+    tapes.check_second_derivative(second_derivative_tf_function)
+
+
+def test_second_derivative_rejects_a_second_derivative_not_from_the_outer_tape():
+    fails_with(tapes.check_second_derivative, second_derivative_finite_difference, "M21",
+               "not computed by a tape that recorded the first gradient", "outer.gradient")
+
+
+def test_second_derivative_rejects_finite_differences():
+    fails_with(tapes.check_second_derivative, second_derivative_no_tape, "M21",
+               "no tape computed them")
+
+
+def test_product_grads_rejects_returning_b_and_a():
+    fails_with(tapes.check_product_grads, lambda a, b: [tf.identity(b), tf.identity(a)], "M21",
+               "no tape computed them", "watch_accessed_variables=False")
+    fails_with(tapes.check_product_grads, lambda a, b: [b, a], "M21", "no tape computed them")
+
+
+def test_product_grads_accepts_a_default_tape_that_watches_both():
+    def default_tape(a, b):
+        with tf.GradientTape() as tape:
+            tape.watch([a, b])
+            y = a * b
+        return tape.gradient(y, [a, b])
+    tapes.check_product_grads(default_tape)
+
+
+def hessian_finite_differences(f, x):
+    n, h = int(x.shape[0]), 1e-5
+    point = tf.cast(x, tf.float64)
+
+    def gradient(p):
+        with tf.GradientTape() as tape:
+            tape.watch(p)
+            y = f(p)
+        return tape.gradient(y, p)
+
+    rows = [(gradient(point + h * tf.one_hot(i, n, dtype=tf.float64))
+             - gradient(point - h * tf.one_hot(i, n, dtype=tf.float64))) / (2 * h)
+            for i in range(n)]
+    return tf.cast(tf.stack(rows), tf.float32)
+
+
+def hessian_jacobian_of_finite_difference_gradient(f, x):
+    n, h = int(x.shape[0]), 1e-3
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        g = tf.stack([(f(x + h * tf.one_hot(i, n)) - f(x - h * tf.one_hot(i, n))) / (2 * h)
+                      for i in range(n)])
+    return tape.jacobian(g, x)
+
+
+def hessian_rows(f, x):
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+        entries = [g[i] for i in range(int(x.shape[0]))]
+    rows = [outer.gradient(entry, x) for entry in entries]
+    del outer
+    return tf.stack(rows, axis=1)
+
+
+def test_hessian_accepts_rows_stacked_from_gradients_of_the_entries():
+    tapes.check_hessian(hessian_rows)
+
+
+def test_hessian_rejects_finite_differences_of_tape_gradients():
+    fails_with(tapes.check_hessian, hessian_finite_differences, "M21", "no tape computed them",
+               "outer.jacobian(g, x)")
+
+
+def test_hessian_rejects_an_outer_tape_that_did_not_differentiate_a_gradient():
+    # a tape's jacobian, but of a finite-difference gradient: right numbers, no inner tape
+    fails_with(tapes.check_hessian, hessian_jacobian_of_finite_difference_gradient, "M21",
+               "did not differentiate the inner tape's gradient", "outer.jacobian(g, x)")
+
+
+# ---------------------------------------------------------------- the grading path
+
+def test_grading_grads_from_one_tape_passes_the_solution_and_hides_what_it_judged():
+    from tests.test_checks_tapes import grads_from_one_tape
+    assert grade("check_grads_from_one_tape", grads_from_one_tape, [2.0, -0.75, 0.0]) == 3
+    graded_failure("check_grads_from_one_tape", grads_from_one_tape_formulas, [1.75], "M21",
+                   "hidden case 1", "no tape computed them", secrets=["1.75", "21.4", "3.5"])
+    graded_failure("check_grads_from_one_tape", grads_from_one_tape_two_tapes, [1.75], "M21",
+                   "from two tapes", secrets=["1.75"])
+    error = graded_failure("check_grads_from_one_tape", lambda x: (tf.constant(x), tf.constant(x)),
+                           [1.75], None, "hidden case 1", "differ", secrets=["1.75", "21.4"])
+    assert error.code == "value"
+
+
+def test_grading_fit_line_passes_the_solution_and_names_the_idea_without_values():
+    cases = [{"x": [0.25, 0.5, 2.0], "y": [1.5, 0.5, -1.0], "lr": 0.07, "steps": 4}]
+    assert grade("check_fit_line", fit_line, cases) == 1
+    graded_failure("check_fit_line", fit_line_by_hand, cases, "M21", "hidden case 1",
+                   "derived by hand", secrets=["0.25", "0.07"])
+    error = graded_failure("check_fit_line", fit_line_rebound, cases, "M03", "hidden case 1",
+                           secrets=["0.25", "0.07"])
+    assert "assign_sub" in flat(error)
+    error = graded_failure("check_fit_line", lambda x, y, lr, steps: fit_line(x, y, lr, 1),
+                           cases, None, "one value per step", secrets=["4", "0.25"])
+    assert "got" not in flat(error)
+
+
+def test_grading_hessian_passes_the_solution_and_rejects_finite_differences():
+    cases = [("x0*x1**2+sin(x2)", [0.3, -1.2, 0.8]), ("log-sum-exp", [0.0, 1.0, -1.0])]
+    assert grade("check_hessian", hessian, cases) == 2
+    assert grade("check_hessian", hessian_rows, cases) == 2
+    graded_failure("check_hessian", hessian_finite_differences, cases, "M21", "hidden case 1",
+                   secrets=["0.3", "1.2", "x0*x1"])
+    error = graded_failure("check_hessian", hessian_with_gradient, cases, None, "jacobian",
+                           secrets=["(3, 3)", "(3,)"])
+    assert error.code == "shape"
+    graded_failure("check_hessian", hessian_outer_unwatched, cases, "M01", "hidden case 1",
+                   secrets=["0.3"])
+
+
+def test_grading_train_step_rejects_gradients_by_hand():
+    cases = [{"n": 5, "n_in": 4, "n_out": 1, "loss": "mae", "lr": 0.3, "seed": 7}]
+    assert grade("check_train_step", train_step, cases) == 1
+    graded_failure("check_train_step", train_step_by_hand,
+                   [{"n": 6, "n_in": 2, "n_out": 3, "loss": "mse", "lr": 0.01, "seed": 11}],
+                   "M21", "hidden case 1", "tape.gradient", secrets=["0.01", "mse", "->"])

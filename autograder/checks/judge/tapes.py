@@ -1,7 +1,14 @@
 """Grader halves of the checks of assignments 01 and 02 (tapes), NumPy only.
 
 Each judge takes a case, the observations of the kernel half (``autograder/checks/tapes.py``)
-and a :class:`~autograder.checks.judge.Context`; references come from analytic derivatives.
+and a :class:`~autograder.checks.judge.Context`; references come from analytic derivatives
+(:data:`SCALAR_FUNCTIONS`), NumPy gradient descent, and central finite differences of NumPy
+functions (:func:`finite_difference_hessian` over :data:`VECTOR_FUNCTIONS`). The kernel half keeps
+TensorFlow versions of the same functions under the same names.
+
+Every judge checks the numbers first, then the evidence of the idea its exercise teaches (what
+``tape.gradient`` / ``tape.jacobian`` produced, on which tape, from which target): an answer that
+reaches the right numbers without it fails with M21.
 """
 from __future__ import annotations
 
@@ -14,10 +21,19 @@ MODULE = "autograder.checks.tapes"
 NO_TAPE = "returns the right numbers, but no tape computed them"
 
 
+def _floats(value) -> np.ndarray:
+    return np.asarray(value, dtype=np.float64)
+
+
+# --------------------------------------------------------------------------------------------
+# 01 Gradient tape basics
+# --------------------------------------------------------------------------------------------
+
 @exercise("square_grad", module=MODULE, cases=[3.0, -1.5, 2],
           idea="a GradientTape computes dy/dx of y = x * x: the value returned is one that "
                "tape.gradient produced.",
-          kernel_evidence="which values tape.gradient produced while square_grad ran")
+          kernel_evidence="which values tape.gradient (or tape.jacobian) produced while "
+                          "square_grad ran")
 def square_grad(case, obs, ctx):
     """``obs``: ``result`` (the returned value), ``from_tape`` (whether tape.gradient produced
     it). Reference: d(x*x)/dx = 2x."""
@@ -33,7 +49,8 @@ def square_grad(case, obs, ctx):
           label=lambda x: f"input {np.asarray(x).tolist()}",
           idea="a GradientTape computes the gradient of z = (sum of x) ** 2 by the chain rule: "
                "the value returned is one that tape.gradient produced.",
-          kernel_evidence="which values tape.gradient produced while sum_squared_grad ran")
+          kernel_evidence="which values tape.gradient (or tape.jacobian) produced while "
+                          "sum_squared_grad ran")
 def sum_squared_grad(case, obs, ctx):
     """``obs``: ``result``, ``from_tape``. Reference: dz/dx_ij = 2 * sum(x), x's shape."""
     x = np.asarray(case, dtype=np.float64)
@@ -43,3 +60,396 @@ def sum_squared_grad(case, obs, ctx):
         ctx.fail(f"{ctx.what} {NO_TAPE}: the exercise is the chain rule done by the tape.",
                  fix="watch x, compute y = tf.reduce_sum(x) and z = y ** 2 inside the block, "
                      "and return `tape.gradient(z, x)`.", mistake="M21", code="no_tape")
+
+
+# ----------------------------------------------------------------------------- train_step
+
+TRAIN_STEP_CASES = [
+    {"n": 8, "n_in": 3, "n_out": 1, "loss": "mse", "lr": 0.1, "seed": 1},
+    {"n": 16, "n_in": 2, "n_out": 2, "loss": "mse", "lr": 0.05, "seed": 2},
+]
+
+#: How many steps of train_step a case runs.
+TRAIN_STEPS = 2
+
+
+def linear_problem(case):
+    """Data and initial weights of a train_step case, from ``case["seed"]`` (float32): the
+    kernel half builds its Keras model from them, the judge its reference."""
+    rng = np.random.default_rng(case["seed"])
+    x = rng.normal(size=(case["n"], case["n_in"])).astype(np.float32)
+    y = rng.normal(size=(case["n"], case["n_out"])).astype(np.float32)
+    kernel = rng.normal(size=(case["n_in"], case["n_out"])).astype(np.float32)
+    bias = rng.normal(size=(case["n_out"],)).astype(np.float32)
+    return x, y, kernel, bias
+
+
+def numpy_sgd_step(x, y, kernel, bias, loss, lr):
+    """One SGD step of a dense layer ``x @ kernel + bias`` in float64 NumPy.
+
+    Returns (loss before the step, gradient of the kernel, gradient of the bias, new kernel,
+    new bias). Keras' MeanSquaredError and MeanAbsoluteError average over every entry, so the
+    gradient of the mean is divided by n * k.
+    """
+    x, y, kernel, bias = (np.asarray(a, dtype=np.float64) for a in (x, y, kernel, bias))
+    residual = x @ kernel + bias - y
+    count = residual.size
+    if loss == "mse":
+        value = np.mean(residual ** 2)
+        d_pred = 2.0 * residual / count
+    elif loss == "mae":
+        value = np.mean(np.abs(residual))
+        d_pred = np.sign(residual) / count
+    else:  # pragma: no cover - case definition error
+        raise ValueError(f"unknown loss {loss!r}")
+    d_kernel, d_bias = x.T @ d_pred, d_pred.sum(axis=0)
+    return value, d_kernel, d_bias, kernel - lr * d_kernel, bias - lr * d_bias
+
+
+def _tape_gave(grads, want, rtol, atol) -> bool:
+    """Whether one of the gradients a tape computed for a weight (a list of arrays, from the
+    kernel) equals the reference ``want``."""
+    if not isinstance(grads, list):
+        return False
+    for grad in grads[:16]:
+        if isinstance(grad, np.ndarray) and grad.shape == want.shape and np.issubdtype(
+                grad.dtype, np.number) and np.allclose(grad, want, rtol=rtol, atol=atol):
+            return True
+    return False
+
+
+@exercise("train_step", module=MODULE, cases=TRAIN_STEP_CASES,
+          label=lambda c: f"input dense {c['n_in']}->{c['n_out']}, {c['loss']}, lr={c['lr']}",
+          idea="one training step by hand: tape.gradient computes the gradient of the loss "
+               "with respect to the model's weights, and the update applies it; the model's "
+               "own Keras loop (compile, fit, train_on_batch) is not the step.",
+          kernel_evidence="the gradients tape.gradient computed for the model's kernel and bias "
+                          "during each step, and whether the model was compile()d or trained "
+                          "by Keras' own loop")
+def train_step(case, obs, ctx):
+    """``obs``: ``steps``, one dict per step (``loss`` returned, ``kernel`` and ``bias`` after
+    it, ``kernel_grads`` and ``bias_grads``: what tape.gradient computed for those weights during
+    the step), and ``keras_loop`` (the model was compiled or trained by Keras). Reference: two
+    SGD steps of the dense layer in NumPy, from the case's seed."""
+    x, y, kernel, bias = linear_problem(case)
+    initial = kernel.astype(np.float64)
+    steps = obs["steps"]
+    if not isinstance(steps, list) or len(steps) != TRAIN_STEPS:
+        ctx.fail(f"{ctx.what}: the check could not observe its two steps.", code="malformed")
+    for number, seen in enumerate(steps, start=1):
+        loss_before, d_kernel, d_bias, kernel, bias = numpy_sgd_step(
+            x, y, kernel, bias, case["loss"], case["lr"])
+        got_kernel = seen["kernel"]
+        if (number == 1 and isinstance(got_kernel, np.ndarray)
+                and got_kernel.shape == initial.shape and np.allclose(got_kernel, initial)):
+            ctx.fail(f"{ctx.what}: the weights did not change.",
+                     fix="after computing the gradients, apply them: "
+                         "`optimizer.apply_gradients(zip(grads, model.trainable_variables))`.",
+                     code="no_update")
+        ctx.close(seen["loss"], loss_before, f", loss returned by step {number}",
+                  rtol=1e-4, atol=1e-5)
+        ctx.close(got_kernel, kernel, f", kernel after step {number}", rtol=1e-4, atol=1e-5)
+        ctx.close(seen["bias"], bias, f", bias after step {number}", rtol=1e-4, atol=1e-5)
+        if not (_tape_gave(seen["kernel_grads"], d_kernel, 1e-4, 1e-5)
+                and _tape_gave(seen["bias_grads"], d_bias, 1e-4, 1e-5)):
+            ctx.fail(f"{ctx.what} returns the right numbers, but in step {number} no tape "
+                     f"computed the gradient of the loss with respect to the model's weights: "
+                     f"the update must come from tape.gradient, not from a formula.",
+                     fix="`grads = tape.gradient(loss_value, model.trainable_variables)`, then "
+                         "`optimizer.apply_gradients(zip(grads, model.trainable_variables))`.",
+                     mistake="M21", code="no_tape")
+    if obs["keras_loop"] is not False:
+        ctx.fail(f"{ctx.what} returns the right numbers, but the model was compiled and "
+                 f"trained by Keras' own loop (model.compile with fit, train_on_batch or "
+                 f"train_step): the exercise is writing that step yourself.",
+                 fix="no model.compile or model.fit: record the loss on a `tf.GradientTape`, "
+                     "take `tape.gradient(loss_value, model.trainable_variables)` and apply it "
+                     "with the optimizer.", mistake="M21", code="keras_loop")
+
+
+# ----------------------------------------------------------------------------- fit_line
+
+FIT_LINE_CASES = [
+    {"x": [0.0, 1.0, 2.0, 3.0], "y": [1.0, 3.0, 5.0, 7.0], "lr": 0.05, "steps": 50},
+    {"x": [-1.0, 0.0, 1.0], "y": [0.5, 0.0, -0.5], "lr": 0.2, "steps": 5},
+]
+
+#: Most steps a fit_line case may ask for (the judge's work grows with it).
+MAX_FIT_LINE_STEPS = 10_000
+
+
+def numpy_fit_line(x, y, lr, steps):
+    """Gradient descent on mean((w * x + b - y) ** 2) from w = b = 0, in float64 NumPy.
+
+    Returns (w, b, losses, dws, dbs): losses[k], dws[k] and dbs[k] are the loss and the
+    gradients before update k.
+    """
+    x, y = _floats(x), _floats(y)
+    w = b = 0.0
+    losses, dws, dbs = [], [], []
+    for _ in range(steps):
+        residual = w * x + b - y
+        losses.append(np.mean(residual ** 2))
+        dw, db = 2.0 * np.mean(residual * x), 2.0 * np.mean(residual)
+        dws.append(dw)
+        dbs.append(db)
+        w, b = w - lr * dw, b - lr * db
+    return w, b, losses, dws, dbs
+
+
+def _scalars(values, count: int):
+    """``values`` (a list the kernel sent) as a float64 array of ``count`` scalars, or None."""
+    if not isinstance(values, list) or len(values) != count:
+        return None
+    try:
+        array = np.array([np.asarray(v, dtype=np.float64).reshape(()) for v in values])
+    except (TypeError, ValueError):
+        return None
+    return array
+
+
+@exercise("fit_line", module=MODULE, cases=FIT_LINE_CASES,
+          idea="gradient descent on tf.Variables: every step tape.gradient computes the "
+               "gradients of the loss with respect to w and b, and the same two variables are "
+               "updated in place (never rebound, never updated by hand-derived formulas).",
+          kernel_evidence="the gradients tape.gradient computed for the returned w and b, call "
+                          "by call, and that w and b are tf.Variables",
+          findings={"not_variable": ("{what}: w and b should be the tf.Variables you trained.",
+                                     "return the two tf.Variables, updated in place with "
+                                     "assign_sub.")})
+def fit_line(case, obs, ctx):
+    """``obs``: ``w``, ``b`` (values of the returned tf.Variables), ``losses`` (floats),
+    ``w_grads`` and ``b_grads`` (what tape.gradient computed for the returned w and b, in call
+    order), ``tape_calls`` (how many tape calls it made in all). Reference: the same gradient
+    descent in NumPy."""
+    steps = int(case["steps"])
+    if not 0 <= steps <= MAX_FIT_LINE_STEPS:
+        ctx.fail(f"{ctx.what}: this case asks for too many steps.", code="malformed")
+    want_w, want_b, want_losses, want_dw, want_db = numpy_fit_line(
+        case["x"], case["y"], case["lr"], steps)
+    losses = obs["losses"]
+    if not isinstance(losses, list):
+        ctx.fail(f"{ctx.what}: losses should be a list of numbers.", code="type")
+    if len(losses) != steps:
+        want = "" if ctx.hidden or not ctx.reveal else f" ({steps})"
+        got = f", got {len(losses)}" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what}: losses should hold one value per step{want}{got}.",
+                 fix="append the loss of every step, computed before its update.",
+                 code="losses_length")
+    ctx.close(losses, want_losses, ", losses", rtol=1e-4, atol=1e-6)
+    ctx.close(obs["w"], want_w, ", w", rtol=1e-4, atol=1e-5)
+    ctx.close(obs["b"], want_b, ", b", rtol=1e-4, atol=1e-5)
+    seen_w, seen_b = obs["w_grads"], obs["b_grads"]
+    if not (isinstance(seen_w, list) and isinstance(seen_b, list)):
+        ctx.fail(f"{ctx.what}: the check could not observe the tape's gradients.",
+                 code="malformed")
+    w_grads, b_grads = _scalars(seen_w, steps), _scalars(seen_b, steps)
+    if steps and not seen_w and not seen_b and obs["tape_calls"] == 0:
+        ctx.fail(f"{ctx.what} {NO_TAPE}: the updates of w and b were derived by hand, "
+                 f"not asked of a tape.",
+                 fix="in every step, record the loss on a `tf.GradientTape` and update with "
+                     "its gradients: `dw, db = tape.gradient(loss, [w, b])`, then "
+                     "`w.assign_sub(lr * dw)` and `b.assign_sub(lr * db)`.",
+                 mistake="M21", code="no_tape")
+    if w_grads is None or b_grads is None:
+        ctx.fail(f"{ctx.what} returns the right numbers, but the w and b it returns were not "
+                 f"the sources of exactly one gradient call per step: the same two tf.Variables "
+                 f"must be trained in place, each step's update from its tape's gradients.",
+                 fix="create w and b once, before the loop; per step call `tape.gradient(loss, "
+                     "[w, b])` once and update with `w.assign_sub(lr * dw)`, "
+                     "`b.assign_sub(lr * db)`.", mistake="M21", code="not_per_step")
+    if not (np.allclose(w_grads, want_dw, rtol=1e-4, atol=1e-4)
+            and np.allclose(b_grads, want_db, rtol=1e-4, atol=1e-4)):
+        ctx.fail(f"{ctx.what} returns the right numbers, but the gradients its tapes computed "
+                 f"are not those of the loss it minimised: the updates were derived by hand "
+                 f"instead of from tape.gradient.",
+                 fix="record `loss = tf.reduce_mean((w * x + b - y) ** 2)` on the tape and "
+                     "update with what `tape.gradient(loss, [w, b])` returns.",
+                 mistake="M21", code="hand_update")
+
+
+# --------------------------------------------------------------------------------------------
+# 02 Persistent and nested tapes
+# --------------------------------------------------------------------------------------------
+
+@exercise("grads_from_one_tape", module=MODULE, cases=[3.0, -1.0, 0.5],
+          idea="a persistent tape records y = x * x and z = y * y once and answers two "
+               "gradient calls: dz/dx and dy/dx both come from one tape object.",
+          kernel_evidence="which tape.gradient calls (on which tape objects) produced the two "
+                          "returned values")
+def grads_from_one_tape(case, obs, ctx):
+    """``obs``: ``dz_dx``, ``dy_dx``, ``from_tape`` (both produced by tape calls), ``one_tape``
+    (by two calls on the same tape). Reference: 4 x**3 and 2 x."""
+    x = float(case)
+    ctx.close(obs["dz_dx"], 4.0 * x ** 3, ", dz/dx", check_dtype="float")
+    ctx.close(obs["dy_dx"], 2.0 * x, ", dy/dx", check_dtype="float")
+    fix = ("record y and z once inside `with tf.GradientTape(persistent=True) as tape:`, then "
+           "return `tape.gradient(z, x)` and `tape.gradient(y, x)` (and `del tape`).")
+    if obs["from_tape"] is not True:
+        ctx.fail(f"{ctx.what} {NO_TAPE}: the exercise is asking one persistent tape for both "
+                 f"gradients, not the formulas.", fix=fix, mistake="M21", code="no_tape")
+    if obs["one_tape"] is not True:
+        ctx.fail(f"{ctx.what} returns the right numbers, but from two tapes: the exercise is "
+                 f"one persistent tape that records once and is asked twice.", fix=fix,
+                 mistake="M21", code="two_tapes")
+
+
+# Scalar functions with their first and second derivatives, NumPy, by name; the kernel half
+# has TensorFlow versions under the same names (autograder.checks.tapes.SCALAR_FUNCTIONS).
+SCALAR_FUNCTIONS = {
+    "x**3": (lambda x: x ** 3, lambda x: 3 * x ** 2, lambda x: 6 * x),
+    "x**4": (lambda x: x ** 4, lambda x: 4 * x ** 3, lambda x: 12 * x ** 2),
+    "sin": (np.sin, np.cos, lambda x: -np.sin(x)),
+    "exp": (np.exp, np.exp, np.exp),
+    "tanh": (np.tanh, lambda x: 1 - np.tanh(x) ** 2,
+             lambda x: -2 * np.tanh(x) * (1 - np.tanh(x) ** 2)),
+    "x*sin(x)": (lambda x: x * np.sin(x), lambda x: np.sin(x) + x * np.cos(x),
+                 lambda x: 2 * np.cos(x) - x * np.sin(x)),
+}
+
+NESTED_FIX = ("let two nested tapes do it: inside `with tf.GradientTape() as outer:` compute "
+              "`dy_dx = inner.gradient(y, x)`, then `outer.gradient(dy_dx, x)` after the outer "
+              "block.")
+
+
+@exercise("second_derivative", module=MODULE,
+          cases=[("x**3", 1.0), ("x**3", -2.0), ("sin", 0.5)],
+          label=lambda c: f"input f = {c[0]}, x = {c[1]}",
+          idea="nested tapes: the inner tape's gradient is computed while the outer tape "
+               "records, so the outer tape differentiates it again; f'(x) and f''(x) are what "
+               "those two gradient calls produced, for any f.",
+          kernel_evidence="which tape calls produced the returned values, and whether the call "
+                          "that produced f''(x) differentiated a value another tape call "
+                          "produced")
+def second_derivative(case, obs, ctx):
+    """``obs``: ``dy_dx``, ``d2y_dx2``, ``first_from_tape`` (f'(x) produced by a tape call),
+    ``second_nested`` (f''(x) produced by a call whose target another call produced).
+    Reference: analytic derivatives of :data:`SCALAR_FUNCTIONS`."""
+    name, x = case
+    _, df, d2f = SCALAR_FUNCTIONS[name]
+    ctx.close(obs["dy_dx"], df(np.float64(x)), ", f'(x)", rtol=1e-4, atol=1e-5,
+              check_dtype="float")
+    ctx.close(obs["d2y_dx2"], d2f(np.float64(x)), ", f''(x)", rtol=1e-4, atol=1e-5,
+              check_dtype="float")
+    if obs["first_from_tape"] is not True:
+        ctx.fail(f"{ctx.what} {NO_TAPE}: f'(x) must be what a tape's gradient call returned.",
+                 fix=NESTED_FIX, mistake="M21", code="no_tape")
+    if obs["second_nested"] is not True:
+        ctx.fail(f"{ctx.what} returns the right numbers, but f''(x) was not computed by a tape "
+                 f"that recorded the first gradient: the exercise is nested tapes.",
+                 fix=NESTED_FIX, mistake="M21", code="not_nested")
+
+
+PRODUCT_GRADS_CASES = [
+    {"a": 2.0, "b": 3.0, "trainable": True},
+    {"a": [1.0, -2.0], "b": [0.5, 4.0], "trainable": True},
+    {"a": 0.5, "b": -4.0, "trainable": False},
+]
+
+
+@exercise("product_grads", module=MODULE, cases=PRODUCT_GRADS_CASES,
+          idea="a tape made with watch_accessed_variables=False records only what it is told "
+               "to watch: after tape.watch of a and b, tape.gradient gives dy/da = b and "
+               "dy/db = a (non-trainable variables included).",
+          kernel_evidence="which tape.gradient calls produced the two returned values")
+def product_grads(case, obs, ctx):
+    """``obs``: ``grads`` (the two returned values), ``from_tape`` (both produced by tape
+    calls). Reference: [b, a]."""
+    grads = obs["grads"]
+    if not isinstance(grads, list) or len(grads) != 2:
+        ctx.fail(f"{ctx.what} should return a list [dy_da, dy_db].", code="type")
+    ctx.close(grads[0], _floats(case["b"]), ", dy/da", check_dtype="float")
+    ctx.close(grads[1], _floats(case["a"]), ", dy/db", check_dtype="float")
+    if obs["from_tape"] is not True:
+        ctx.fail(f"{ctx.what} {NO_TAPE}: returning b and a is the formula; the exercise is "
+                 f"what a tape with watch_accessed_variables=False records.",
+                 fix="inside `with tf.GradientTape(watch_accessed_variables=False) as tape:` "
+                     "watch a and b, compute y = a * b, and return `tape.gradient(y, [a, b])`.",
+                 mistake="M21", code="no_tape")
+
+
+# Functions R^n -> R for the Hessian exercise, NumPy (float64), by name; the kernel half has
+# TensorFlow versions under the same names (autograder.checks.tapes.VECTOR_FUNCTIONS).
+def _log_sum_exp(x):
+    top = np.max(x)
+    return top + np.log(np.sum(np.exp(x - top)))
+
+
+VECTOR_FUNCTIONS = {
+    "sum of cubes": lambda x: np.sum(x ** 3),
+    "square of sum": lambda x: np.sum(x) ** 2,
+    "rosenbrock": lambda x: (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2,
+    "x0*x1**2+sin(x2)": lambda x: x[0] * x[1] ** 2 + np.sin(x[2]),
+    "log-sum-exp": _log_sum_exp,
+}
+
+#: Largest n of a hessian case (the finite differences cost 4 n**2 calls of f).
+MAX_HESSIAN_SIZE = 64
+
+
+def finite_difference_hessian(f, x, h: float = 1e-4) -> np.ndarray:
+    """The Hessian of ``f`` at ``x`` by central finite differences, in float64.
+
+    ``H[i, j] ~ (f(x + h e_i + h e_j) - f(x + h e_i - h e_j) - f(x - h e_i + h e_j)
+    + f(x - h e_i - h e_j)) / (4 h^2)``: truncation error O(h^2), rounding error about
+    1e-16 |f| / h^2; with h = 1e-4 both are far below the check's tolerance (1e-3).
+
+    Args:
+        f: a NumPy function of a float64 array of shape (n,) returning a scalar.
+        x: array-like of shape (n,).
+    Returns:
+        np.ndarray of shape (n, n), float64.
+    """
+    x = _floats(x)
+    n = x.size
+    eye = np.eye(n) * h
+    hessian = np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            hessian[i, j] = (float(f(x + eye[i] + eye[j])) - float(f(x + eye[i] - eye[j]))
+                             - float(f(x - eye[i] + eye[j]))
+                             + float(f(x - eye[i] - eye[j]))) / (4 * h * h)
+    return hessian
+
+
+HESSIAN_FIX = ("compute `g = inner.gradient(y, x)` inside the outer tape's `with` block, and "
+               "return `outer.jacobian(g, x)`.")
+
+
+@exercise("hessian", module=MODULE,
+          cases=[("sum of cubes", [1.0, -2.0]), ("square of sum", [1.0, 2.0, 3.0]),
+                 ("rosenbrock", [0.5, 1.5])],
+          label=lambda c: f"input f = {c[0]}, x = {np.asarray(c[1], dtype=float).tolist()}",
+          idea="nested tapes: the outer tape records the inner tape's gradient g and its "
+               "jacobian (or one gradient per entry of g) is the Hessian: the matrix returned "
+               "is what those outer calls produced, for any f.",
+          kernel_evidence="which tape calls produced the returned matrix (whole or row by row), "
+                          "and whether they differentiated a value another tape call produced")
+def hessian(case, obs, ctx):
+    """``obs``: ``result``, ``from_tape`` (the matrix, or each of its rows, produced by a tape
+    call), ``nested`` (those calls differentiated a value another tape call produced).
+    Reference: central finite differences of :data:`VECTOR_FUNCTIONS` in float64."""
+    name, x = case
+    f, x = VECTOR_FUNCTIONS[name], _floats(x)
+    n = x.size
+    if not 0 < n <= MAX_HESSIAN_SIZE:
+        ctx.fail(f"{ctx.what}: this case's input is too large.", code="malformed")
+    result = obs["result"]
+    if isinstance(result, np.ndarray) and result.shape != (n, n):
+        hint = (" `outer.gradient(g, x)` sums over the entries of g; use "
+                "`outer.jacobian(g, x)` to keep one row per entry."
+                if result.shape == (n,) else "")
+        shapes = f" {(n, n)}, got {result.shape}" if ctx.reveal else " (n, n)"
+        ctx.fail(f"{ctx.what} should have shape{shapes}.{hint}",
+                 fix=None if hint else "return the (n, n) matrix of second derivatives.",
+                 code="shape")
+    ctx.close(result, finite_difference_hessian(f, x), "", rtol=1e-3, atol=1e-3,
+              check_dtype="float")
+    if obs["from_tape"] is not True:
+        ctx.fail(f"{ctx.what} {NO_TAPE}: the Hessian must be what the outer tape's jacobian "
+                 f"(or its gradient calls, row by row) produced.", fix=HESSIAN_FIX,
+                 mistake="M21", code="no_tape")
+    if obs["nested"] is not True:
+        ctx.fail(f"{ctx.what} returns the right numbers, but the outer tape did not "
+                 f"differentiate the inner tape's gradient: the exercise is nested tapes.",
+                 fix=HESSIAN_FIX, mistake="M21", code="not_nested")
