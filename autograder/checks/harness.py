@@ -349,7 +349,9 @@ def call(fn, *args, what: str, rerun=None, explain=None, **kwargs):
     Raises:
         CheckFailed: for every exception: a known cause is named (:data:`DETECTORS`; "No
             gradients provided" through :func:`explain_missing_gradient`), anything else is
-            reported with its type and most useful line.
+            reported with its type and most useful line; its ``code`` is ``not_answered``,
+            ``no_gradients`` or ``raised`` when no mistake is named, its ``raised`` the
+            exception's type name.
     """
     __tracebackhide__ = True
     try:
@@ -359,11 +361,15 @@ def call(fn, *args, what: str, rerun=None, explain=None, **kwargs):
         raise
     except Exception as error:  # the student's code may raise anything
         found = (explain(error) if explain else None) or diagnose(error, what)
+        code = "not_answered" if found and found[1].endswith(NOT_ANSWERED[0]) else None
         if found is None and isinstance(error, ValueError) and "No gradients provided" in str(error):
-            found = no_gradient_failure(what, rerun)
+            found, code = no_gradient_failure(what, rerun), "no_gradients"
         if found is None:
             found = (None, f"{what} raised {type(error).__name__}: {_first_line(error)}", None)
-        raise CheckFailed(found[1], found[0], found[2]) from None
+        failure = CheckFailed(found[1], found[0], found[2],
+                              code=code or (None if found[0] else "raised"))
+        failure.raised = type(error).__name__  # what a grading kernel may tell the grader
+        raise failure from None
 
 
 def no_gradient_failure(what: str, rerun=None):

@@ -1,7 +1,7 @@
 """Where a grading kernel answers the grader: the kernel half of a graded test cell.
 
 When a class is graded, a graded cell's source (the hidden tests) is never run in the student's
-kernel. The grader (:mod:`autograder.grading.verdict`) asks the kernel, with a silent request,
+kernel. The grader (the verdict module of the grading pipeline) asks the kernel, with a silent request,
 to evaluate one expression per check call::
 
     [c for c in ().__class__.__base__.__subclasses__()
@@ -66,7 +66,7 @@ class Entry:
                     replies.append({"obs": observed})
                 except CheckFailed as error:
                     replies.append({"finding": {"mistake": error.mistake, "code": error.code,
-                                                "type": None}})
+                                                "type": getattr(error, "raised", None)}})
                     break
                 except Exception as error:  # the student's code, outside harness.call
                     replies.append({"finding": {"mistake": None, "code": "raised",

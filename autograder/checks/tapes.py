@@ -51,8 +51,8 @@ import numpy as np
 import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
-from .compare import CheckFailed, fail, to_numpy
-from .harness import (NOT_ANSWERED, call, exercise_check, explain_missing_gradient,
+from .compare import fail, to_numpy
+from .harness import (call, exercise_check, explain_missing_gradient,
                       quiet_tensorflow)
 from .judge.tapes import linear_problem
 
@@ -74,18 +74,6 @@ def _floats(value) -> np.ndarray:
 def _fresh_constant(value) -> tf.Tensor:
     """A new float32 tf.constant holding ``value`` (cases must not share tensors)."""
     return tf.constant(np.asarray(value, dtype=np.float32))
-
-
-def _call(fn, *args, what: str, **kwargs):
-    """:func:`harness.call`, with a finding code on the failures it leaves without one, so that
-    a grading kernel can tell the grader what happened (``not_answered``, ``raised``)."""
-    __tracebackhide__ = True
-    try:
-        return call(fn, *args, what=what, **kwargs)
-    except CheckFailed as error:
-        if error.mistake is None and error.code is None:
-            error.code = "not_answered" if NOT_ANSWERED[0] in error.cause else "raised"
-        raise
 
 
 def _values(value):
@@ -243,12 +231,12 @@ def collect_square_grad(fn, case, ctx):
     x, what = case, ctx.what
     value = float(to_numpy(x, "input"))
     with observing_tapes() as record:
-        result = _call(fn, x, what=what)
+        result = call(fn, x, what=what)
     if result is None:
         is_integer = isinstance(x, (int, np.integer)) or (
             hasattr(x, "dtype") and tf.as_dtype(x.dtype).is_integer)
         shown = "3" if ctx.hidden else str(int(value))
-        if is_integer and _call(fn, float(value), what=what) is not None:
+        if is_integer and call(fn, float(value), what=what) is not None:
             fail(f"{what} returned None, but the same value as a float works. "
                  f"`tf.constant({shown})` is an int32 tensor and a tape only "
                  f"differentiates floating-point tensors.", mistake="M02",
@@ -278,9 +266,9 @@ def collect_sum_squared_grad(fn, case, ctx):
     __tracebackhide__ = True
     x, what = _floats(case), ctx.what
     with observing_tapes() as record:
-        result = _call(fn, _fresh_constant(x), what=what)
+        result = call(fn, _fresh_constant(x), what=what)
     if result is None:
-        with_variable = _call(fn, tf.Variable(x.astype(np.float32)), what=what)
+        with_variable = call(fn, tf.Variable(x.astype(np.float32)), what=what)
         if with_variable is not None:
             fail(f"{what} returned None for a tf.constant, but works for a tf.Variable: the "
                  f"constant was never watched.", mistake="M01",
@@ -341,7 +329,7 @@ def collect_train_step(fn, case, ctx):
     steps = []
     for _ in range(2):
         with observing_tapes() as record:
-            result = _call(fn, model, optimizer, loss_object, x, y, what=what,
+            result = call(fn, model, optimizer, loss_object, x, y, what=what,
                            rerun=lambda: fn(*_keras_problem(case)))
         if result is None:
             fail(f"{what} returned None instead of the loss.",
@@ -400,7 +388,7 @@ def collect_fit_line(fn, case, ctx):
                 f"step. {M03_CAUSE}", M03_FIX)
 
     with observing_tapes() as record:
-        result = _call(fn, *args, what=what, explain=none_gradient)
+        result = call(fn, *args, what=what, explain=none_gradient)
     if not isinstance(result, (tuple, list)) or len(result) != 3:
         fail(f"{what} should return a tuple (w, b, losses), got {type(result).__name__}.",
              code="type")
@@ -453,7 +441,7 @@ def collect_grads_from_one_tape(fn, case, ctx):
     __tracebackhide__ = True
     what = ctx.what
     with observing_tapes() as record:
-        result = _call(fn, case, what=what)
+        result = call(fn, case, what=what)
     dz_dx, dy_dx = _pair(result, what, "a tuple (dz_dx, dy_dx)")
     if dz_dx is None or dy_dx is None:
         fail(f"{what} returned a None gradient: x is a constant, so the tape must watch it.",
@@ -505,7 +493,7 @@ def collect_second_derivative(fn, case, ctx):
     f, what = SCALAR_FUNCTIONS[name], ctx.what
 
     def run(arg):
-        return _pair(_call(fn, f, arg, what=what), what, "a tuple (dy_dx, d2y_dx2)")
+        return _pair(call(fn, f, arg, what=what), what, "a tuple (dy_dx, d2y_dx2)")
 
     with observing_tapes() as record:
         dy, d2y = run(_fresh_constant(x))
@@ -551,7 +539,7 @@ def collect_product_grads(fn, case, ctx):
     a = tf.Variable(_floats(case["a"]).astype(np.float32), trainable=case["trainable"])
     b = tf.Variable(_floats(case["b"]).astype(np.float32), trainable=case["trainable"])
     with observing_tapes() as record:
-        result = _call(fn, a, b, what=what)
+        result = call(fn, a, b, what=what)
     grads = list(_pair(result, what, "a list [dy_da, dy_db]"))
     missing = [name for name, g in zip(("a", "b"), grads) if g is None]
     if missing:
@@ -601,9 +589,9 @@ def collect_hessian(fn, case, ctx):
     name, x = case
     f, x, what = VECTOR_FUNCTIONS[name], _floats(x), ctx.what
     with observing_tapes() as record:
-        result = _call(fn, f, _fresh_constant(x), what=what)
+        result = call(fn, f, _fresh_constant(x), what=what)
     if result is None:
-        if _call(fn, f, tf.Variable(x.astype(np.float32)), what=what) is not None:
+        if call(fn, f, tf.Variable(x.astype(np.float32)), what=what) is not None:
             fail(f"{what} returned None for a tf.constant x but not for a tf.Variable: x "
                  f"was not watched.", mistake="M01", fix="call `tape.watch(x)` in both tapes.")
         fail(f"{what} returned None: the outer tape never recorded how the gradient depends "

@@ -7,8 +7,9 @@ writes ``<out>/tf-autodiff-workbook-student-<version>.zip``. Its one top folder,
 - ``notebooks/<assignment>/<assignment>.ipynb``: the student release, as committed (no solutions,
   no hidden tests, no outputs: ``tests/test_release.py``);
 - ``utils/``: what the notebooks import for teaching;
-- ``autograder/checks/`` (with ``judge/``, the checks' grader halves): the visible checks the notebooks call, under a student ``__init__.py``
-  for ``autograder`` (the grading pipeline, ``autograder/grading``, is not there);
+- ``autograder/checks/`` (with ``judge/``, the checks' grader halves): the visible checks the
+  notebooks call, under a student ``__init__.py`` for ``autograder`` (the grading pipeline,
+  ``autograder/grading``, is not there);
 - ``pyproject.toml``: the package ``tf-autodiff-workbook-student`` (``utils`` and
   ``autograder.checks``) with only what the notebooks need at run time (no nbgrader), and an
   extra ``gpu`` for TensorFlow's CUDA libraries;

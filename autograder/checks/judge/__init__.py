@@ -12,7 +12,7 @@ Every graded exercise is one :class:`Exercise`, in two halves:
 - its **grader half**, the ``judge(case, obs, ctx, **options)`` registered here with
   :func:`exercise`, computes the reference from mathematics (NumPy) and decides: it raises
   ``CheckFailed`` or returns. It runs on the grader, outside the student's interpreter, when a
-  class is graded (:mod:`autograder.grading.verdict`), and in the kernel for the visible check
+  class is graded (the grading pipeline's verdict module), and in the kernel for the visible check
   a student runs, on the same plain data, so the two verdicts agree.
 
 References never enter a grading kernel, and a kernel's words never reach a report: a kernel
@@ -47,6 +47,10 @@ FINDINGS = {
                      "run that cell, then run the check cell."),
     "raised": ("{what} raised {type}.",
                "run the check cell above this test: it shows the error and its likely cause."),
+    "no_gradients": ("{what}: the optimizer got no gradients (tape.gradient returned None for "
+                     "every weight), so nothing on the tape links the weights to the loss.",
+                     "compute the model's output and the loss inside the `with "
+                     "tf.GradientTape() as tape:` block, with TensorFlow operations only."),
     "none": ("{what} returned None instead of a value.",
              "return the value the exercise asks for (a `return` statement may be missing)."),
     "type": ("{what} returned a value of the wrong kind (see the exercise's docstring).",
