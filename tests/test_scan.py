@@ -126,10 +126,11 @@ def test_innocent_styles_a_student_may_write_are_not_flagged(source):
 # Fail closed (issue 17, class 3): a cell the scan cannot parse is a flag of its own.
 DEEP = {
     "unary operators (MemoryError in the parser)": "x = " + "-" * 100000 + "1",
-    "a long sum (RecursionError in the parser)": "x = " + "+".join(["1"] * 100000),
-    "a long attribute chain (RecursionError)": "a" + ".b" * 100000,
+    "a long sum (RecursionError in the parser)": "x = " + "+".join(["1"] * 30000),
+    "a long attribute chain (RecursionError)": "a" + ".b" * 30000,
     "a null byte": "x = 1\x00",
     "a syntax error": "def f(:",
+    "too long to scan in time": "x = 1\n" * 40000,
 }
 
 
@@ -137,6 +138,22 @@ DEEP = {
 def test_a_cell_the_scan_cannot_parse_is_itself_a_flag(source):
     flags = scan_source(source, COURSE_NAMES)
     assert flags and all(line == 0 and r.startswith("could not be scanned: ") for line, r in flags), flags
+
+
+def test_code_past_what_the_scan_reads_in_a_notebook_is_flagged_not_skipped():
+    release = _release()
+    nb = copy.deepcopy(release)
+    at = _index(nb, "square_grad")
+    for n in range(8):
+        nb.cells.insert(at + 1, nbformat.v4.new_code_cell(f"x{n} = 1\n" * 25000))
+    nb.cells.insert(at + 9, nbformat.v4.new_code_cell("import ctypes"))
+    flags = scan_notebook(nb, release)
+    # 175 kB each: the first five are scanned, the next three are not (and say so), the little
+    # cell after them still is
+    assert [f for f in flags if "could not be scanned" in f] == [
+        f"cell {at + n} could not be scanned: the code of the notebook is over the 1000 kB the scan "
+        "reads in a notebook" for n in (7, 8, 9)], flags
+    assert f"cell {at + 10} line 1: imports ctypes: ctypes (raw memory and C calls)" in flags
 
 
 def test_top_level_await_which_ipython_runs_is_scanned_not_refused():
@@ -157,7 +174,7 @@ def test_an_unscannable_cell_is_flagged_and_the_other_flags_stay():
     nb = copy.deepcopy(release)
     answer = _index(nb, "square_grad")
     nb.cells[answer].source = "import ctypes\ndef square_grad(x):\n    return 2 * x"
-    nb.cells.insert(answer + 1, nbformat.v4.new_code_cell("y = " + "+".join(["1"] * 100000)))
+    nb.cells.insert(answer + 1, nbformat.v4.new_code_cell("y = " + "+".join(["1"] * 30000)))
     flags = scan_notebook(nb, release)
     assert f"cell {answer + 1} line 1: imports ctypes: ctypes (raw memory and C calls)" in flags, flags
     assert f"cell {answer + 2} could not be scanned: it is nested too deeply for Python's parser " \

@@ -211,3 +211,68 @@ def test_odd_file_and_folder_names_reach_notes_and_warnings_escaped(tmp_path):
     [sub] = find_submissions(folder, {"a1": ["a1"]})
     assert sub.notes == ["left out 'x\\x1b[2J\\n=evil.ipynb' (not a notebook of this assignment)"]
     assert unknown_folders(folder, ["a1"]) == ["erin/odd\\u202efolder"]
+
+
+def test_a_class_with_files_that_cannot_be_parsed_and_reports_forged_ends_with_every_export(tmp_path, capsys):
+    """One real run (real kernels): beside a good notebook, files that stopped the class (JSON
+    nested 5,000 deep) or could not be read, and a student out to forge the reports and to slip
+    code past the scan. Every row is there with its reason, every export is written, the good
+    notebook keeps its points, and nothing a submission wrote reaches a report unescaped."""
+    import csv
+    import re
+
+    from autograder.cli import main
+    from autograder.grading.samples import build_sample_class
+
+    assignment = "01_gradient_tape"
+    samples = build_sample_class(tmp_path / "samples")
+    full = samples / "ada_full" / assignment / f"{assignment}.ipynb"
+    forger = nbformat.read(samples / "ben_blank" / assignment / f"{assignment}.ipynb", as_version=4)
+    setup = next(i for i, c in enumerate(forger.cells)
+                 if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    copied = nbformat.from_dict(json.loads(json.dumps(forger.cells[setup])))  # its metadata too
+    copied.source, copied.id = "import ctypes\nhidden = ctypes.sizeof(ctypes.c_int)", "copied"
+    forger.cells.insert(setup + 1, copied)
+    forger.cells.insert(setup + 2, nbformat.v4.new_code_cell("y = " + "+".join(["1"] * 30000)))
+    files = {"ada_full": full.read_bytes(), "@forger": nbformat.writes(forger).encode(),
+             "deep": _deep_json().encode(), "listed": b"[1, 2, 3]",
+             "latin": full.read_text().replace("Gradient", "Gr\u00e4dient").encode("latin-1", "replace")}
+    submitted = tmp_path / "class"
+    for student, data in files.items():
+        (submitted / student / assignment).mkdir(parents=True)
+        (submitted / student / assignment / f"{assignment}.ipynb").write_bytes(data)
+    (submitted / "@forger" / assignment / "x\x1b[2J\r\n  ada_full - 01: NEEDS REVIEW.ipynb").write_text("{}")
+    (submitted / "huge" / assignment).mkdir(parents=True)
+    with open(submitted / "huge" / assignment / f"{assignment}.ipynb", "wb") as handle:
+        handle.truncate(60 * 2**20)  # sparse
+    out = tmp_path / "out"
+    code = main(["grade", str(submitted), "--out", str(out), "--workers", "2",
+                 "--assignment", assignment])
+    printed = capsys.readouterr().out
+    assert code == 1, printed  # some need attention
+    for name in ("grades.csv", "scores_by_exercise.csv", "summary.txt", "score_histogram.png",
+                 "pass_rates.png", "gradebook.db"):
+        assert (out / name).is_file(), name
+    with open(out / "scores_by_exercise.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    by = {}
+    for row in rows:
+        by.setdefault(row["student_id"], []).append(row)
+    assert sorted(by) == ["'@forger", "ada_full", "deep", "huge", "latin", "listed"], sorted(by)
+    assert sum(float(r["score"]) for r in by["ada_full"]) == 10 and by["ada_full"][0]["needs_review"] == ""
+    for student, reason in [("deep", "nested deeper than 64 levels"), ("listed", "its JSON is a list"),
+                            ("latin", "not UTF-8 text"), ("huge", "too large to grade (60 MiB")]:
+        assert reason in by[student][0]["problem"] and sum(float(r["score"]) for r in by[student]) == 0
+    review = by["'@forger"][0]["needs_review"]
+    assert "carries a copy of the nbgrader metadata of the locked cell 'setup'" in review, review
+    assert "imports ctypes" in review and "could not be scanned: it is nested too deeply" in review
+    summary = (out / "summary.txt").read_text()
+    for text in (summary, printed, (out / "scores_by_exercise.csv").read_text()):
+        assert "\x1b" not in text and "\r" not in text
+        assert not any(line.lstrip().startswith("ada_full - 01: NEEDS") for line in text.splitlines())
+    assert "'x\\x1b[2J\\r\\n  ada_full - 01: NEEDS REVIEW.ipynb'" in printed
+    for path in (out / "grades.csv", out / "scores_by_exercise.csv"):
+        with open(path, newline="") as handle:
+            for row in csv.reader(handle):
+                assert all(not c or c[0] not in "=+-@\t\r" or re.fullmatch(r"-?\d+(\.\d+)?", c)
+                           for c in row), (path, row)

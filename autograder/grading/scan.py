@@ -18,6 +18,12 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 from .submissions import _grade_id, read_notebook, repair_grade_cells, restored_cells
 
+# The most code the scan reads in one cell and in one notebook, characters (an answer of this
+# course is a few kB; IPython's transformers and the parser take seconds per MB). What is past it
+# is not read, and flagged as not scanned.
+MAX_SCANNED_CELL_CHARS = 200_000
+MAX_SCANNED_NOTEBOOK_CHARS = 1_000_000
+
 # Modules whose import alone is worth a look: they reach the interpreter, the process or the disk.
 SUSPECT_MODULES = {
     "ctypes": "ctypes (raw memory and C calls)", "cffi": "cffi (raw memory and C calls)",
@@ -129,9 +135,13 @@ def scan_source(source: str, imported) -> list[tuple[int, str]]:
     cells import (``checks``, ``tf``, ...) to what they import (or is a set of such names): binding
     them to something else, or changing their attributes, is flagged.
 
-    Fails closed: a cell that cannot be scanned (it does not parse, holds a null byte, or is
-    nested so deeply that parsing raises RecursionError or MemoryError) gives the one flag
-    ``(0, "could not be scanned: <why>")``, line 0 standing for the whole cell. Never raises."""
+    Fails closed: a cell that cannot be scanned (it does not parse, holds a null byte, is nested
+    so deeply that parsing raises RecursionError or MemoryError, or is longer than
+    :data:`MAX_SCANNED_CELL_CHARS`) gives the one flag ``(0, "could not be scanned: <why>")``,
+    line 0 standing for the whole cell. Never raises."""
+    if len(source) > MAX_SCANNED_CELL_CHARS:
+        return [(0, f"could not be scanned: it holds {len(source) // 1000} kB of code, more than "
+                    f"the {MAX_SCANNED_CELL_CHARS // 1000} kB the scan reads in a cell")]
     try:
         return _scan_source(source, imported)
     except Exception as error:  # SyntaxError, RecursionError, MemoryError, anything
@@ -364,6 +374,7 @@ def _scan_notebook(nb, release) -> list[str]:
     course_code = {cell.source.strip() for cell in release.cells if cell.cell_type == "code"}
     imported = imported_names(release)
     flags = []
+    budget = MAX_SCANNED_NOTEBOOK_CHARS
     for index, cell in enumerate(staged.cells):
         reason = unowned.get(id(cell))
         if reason:
@@ -372,6 +383,11 @@ def _scan_notebook(nb, release) -> list[str]:
         if cell.cell_type != "code" or (reason is None and _grade_id(cell) in locked) or \
                 source.strip() in course_code:
             continue
+        if min(len(source), MAX_SCANNED_CELL_CHARS + 1) > budget:
+            flags.append(f"cell {index + 1} could not be scanned: the code of the notebook is over "
+                         f"the {MAX_SCANNED_NOTEBOOK_CHARS // 1000} kB the scan reads in a notebook")
+            continue
+        budget -= min(len(source), MAX_SCANNED_CELL_CHARS + 1)
         for line, why in scan_source(source, imported):
             flags.append(f"cell {index + 1} {why}" if line == 0 else
                          f"cell {index + 1} line {line}: {why}")
