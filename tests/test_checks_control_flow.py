@@ -3,10 +3,15 @@ the course catalogue (autograder/checks/mistakes.py) and a message that names th
 TensorFlow, graph mode."""
 import sys
 
+import numpy as np
+import pytest
 import tensorflow as tf
 
 from autograder.checks import control_flow as checks
-from tests.expect import fails_with
+from autograder.checks import judge, plain
+from autograder.checks.compare import CheckFailed
+from autograder.checks.kernel_entry import Entry
+from tests.expect import fails_with, flat
 
 
 # ------------------------------------------------------------------ classify
@@ -41,8 +46,18 @@ def _sign_two_way(x):
 
 
 def test_classify_rejects_tf_where_instead_of_if():
+    # Issue 18: the right words without AutoGraph's if (M21; message as before).
     fn = tf.function(lambda x: tf.where(x > 0, "positive", tf.where(x < 0, "negative", "zero")))
-    fails_with(checks.check_classify, fn, None, "ag__.if_stmt")
+    fails_with(checks.check_classify, fn, "M21", "ag__.if_stmt")
+
+
+def test_classify_rejects_an_if_on_a_python_value_around_tf_where():
+    # to_code shows ag__.if_stmt, but the `if` tests a Python value: no branch in the graph.
+    @tf.function
+    def classify(x):
+        if True:
+            return tf.where(x > 0, "positive", tf.where(x < 0, "negative", "zero"))
+    fails_with(checks.check_classify, classify, "M21", "no If op", "if x > 0")
 
 
 def test_classify_rejects_undecorated_function():
@@ -74,6 +89,55 @@ def test_tanh_loop_counts_one_tf_print_per_iteration(capfd):
 
 def test_tanh_loop_rejects_python_print():
     fails_with(checks.check_tanh_loop, tanh_loop_python_print, "M08", "tf.print")
+
+
+def test_tanh_loop_rejects_unrolled_python_loop_counted_by_hand():
+    # Right for [1.0, 2.0] (5 iterations, worked out by hand), but no loop in the graph.
+    @tf.function
+    def by_hand(x):
+        for _ in range(5):
+            x = tf.tanh(x)
+            tf.print(x, output_stream=sys.stdout)
+        return x
+    error = fails_with(checks.check_tanh_loop, by_hand, None, "expected", "for the input")
+    assert "[2.0, 3.0]" in str(error)  # the probe, shown in a visible check
+
+
+def test_tanh_loop_rejects_hand_computed_constant_result():
+    @tf.function
+    def constant(x):
+        y = x
+        while tf.reduce_sum(y) > 1:
+            y = tf.tanh(y)
+            tf.print(y, output_stream=sys.stdout)
+        return tf.constant([0.47197992, 0.5079592]) + 0 * y
+    fails_with(checks.check_tanh_loop, constant, "M21", "same value", cases=[[1.0, 2.0]])
+
+
+def test_tanh_loop_rejects_python_loop_in_a_py_function():
+    def numpy_loop(x):
+        x = x.numpy()
+        while x.sum() > 1:
+            x = np.tanh(x)
+            print(x)
+        return x
+
+    @tf.function
+    def py_loop(x):  # prints once per iteration, from Python
+        return tf.reshape(tf.py_function(numpy_loop, [x], tf.float32), tf.shape(x))
+    error = fails_with(checks.check_tanh_loop, py_loop, "M21", "no While op")
+    assert "tf.reduce_sum(x) > 1" in str(error)
+
+
+def test_tanh_loop_accepts_a_hand_written_while_loop():
+    @tf.function
+    def tanh_loop_while(x):
+        def step(x):
+            x = tf.tanh(x)
+            tf.print(x, output_stream=sys.stdout)
+            return (x,)
+        return tf.while_loop(lambda x: tf.reduce_sum(x) > 1, step, (x,))[0]
+    checks.check_tanh_loop(tanh_loop_while, cases=[[3.0], [2.0, 0.5]], hidden=True)
 
 
 def test_tanh_loop_rejects_loop_that_stops_early():
@@ -117,6 +181,43 @@ def test_fizzbuzz_rejects_dropped_write_result():
     fails_with(checks.check_fizzbuzz, fn, "M11", "ta = ta.write(i, s)")
 
 
+def test_fizzbuzz_accepts_vectorised_tf_where_and_a_table_of_one_period():
+    def vectorised(n):
+        i = tf.range(1, n + 1)
+        return tf.where(i % 15 == 0, "FizzBuzz", tf.where(
+            i % 3 == 0, "Fizz", tf.where(i % 5 == 0, "Buzz", tf.strings.as_string(i))))
+
+    period = tf.constant(["FizzBuzz", "", "", "Fizz", "", "Buzz", "Fizz", "", "", "Fizz",
+                          "Buzz", "", "Fizz", "", ""])
+
+    def cyclic(n):
+        i = tf.range(1, n + 1)
+        word = tf.gather(period, i % 15)
+        return tf.where(word == "", tf.strings.as_string(i), word)
+
+    for fn in (vectorised, cyclic):
+        checks.check_fizzbuzz(tf.function(fn), cases=[1, 7, 31, 45], hidden=True)
+
+
+PRECOMPUTED = checks.fizzbuzz_reference(100)
+
+
+def test_fizzbuzz_rejects_words_written_in_advance():
+    inside = tf.function(lambda n: tf.constant(PRECOMPUTED)[:n])
+    fails_with(checks.check_fizzbuzz, inside, "M21", "written in advance", "tf.strings.as_string")
+    table = tf.constant(PRECOMPUTED)
+    captured = tf.function(lambda n: tf.gather(table, tf.range(n)))
+    fails_with(checks.check_fizzbuzz, captured, "M21", "written in advance")
+
+
+def test_fizzbuzz_rejects_words_computed_by_python():
+    def python_words(n):
+        return tf.constant(checks.fizzbuzz_reference(int(n)))
+
+    fn = tf.function(lambda n: tf.reshape(tf.py_function(python_words, [n], tf.string), [n]))
+    fails_with(checks.check_fizzbuzz, fn, "M21", "tf.py_function", "not the graph")
+
+
 def test_fizzbuzz_rejects_swapped_words():
     fn = tf.function(lambda n: tf.strings.regex_replace(_fizzbuzz(n), "^Fizz$", "Buzz"))
     fails_with(checks.check_fizzbuzz, fn, None, "b'Fizz'")
@@ -141,6 +242,17 @@ def test_count_word_accepts_tensor_result():
     checks.check_count_word(lambda labels, word: tf.reduce_sum(tf.cast(labels == word, tf.int32)))
 
 
+def test_count_word_rejects_a_count_worked_out_by_hand():
+    fails_with(checks.check_count_word, lambda labels, word: 4, "M21", "same count",
+               "does not follow the labels")
+
+
+def test_count_word_rejects_substring_count():
+    # str(...).count counts "Fizz" inside "FizzBuzz" too: a wrong count, not M21.
+    fails_with(checks.check_count_word, lambda labels, word: str(labels.numpy()).count(word),
+               None, "expected 4, got 5")
+
+
 def test_count_word_rejects_bytes_compared_with_str():
     fails_with(checks.check_count_word, count_word_str_compare, "M10", "b'Fizz'", "decode")
 
@@ -162,8 +274,30 @@ def test_sum_even_accepts_loop_with_continue():
 
 
 def test_sum_even_rejects_vectorised_sum_without_loop():
+    # Issue 18: the right sums without the loop in the graph (M21; message as before).
     fn = tf.function(lambda items: tf.reduce_sum(tf.boolean_mask(items, items % 2 == 0)))
-    fails_with(checks.check_sum_even, fn, None, "While")
+    fails_with(checks.check_sum_even, fn, "M21", "While", "for item in items")
+
+
+def test_sum_even_rejects_loop_around_a_hand_computed_sum():
+    @tf.function
+    def by_hand(items):
+        for item in items:
+            if item % 2 != 0:
+                continue
+        return tf.constant(6)
+    fails_with(checks.check_sum_even, by_hand, "M21", "same value", cases=[[1, 2, 3, 4]])
+
+
+def test_sum_even_accepts_hand_written_while_loop():
+    @tf.function
+    def sum_even_while(items):
+        def body(i, total):
+            item = items[i]
+            return i + 1, total + tf.where(item % 2 == 0, item, 0)
+        return tf.while_loop(lambda i, total: i < tf.size(items), body,
+                             (tf.constant(0), tf.constant(0)))[1]
+    checks.check_sum_even(sum_even_while, cases=[[7, 8, -2, 5, 10], [1, 3, 5], []], hidden=True)
 
 
 def test_sum_even_rejects_sum_of_odd_items():
@@ -183,3 +317,68 @@ def test_count_word_reports_unwritten_exercise():
         raise NotImplementedError()
 
     fails_with(checks.check_count_word, blank, None, "not written yet")
+
+
+# ------------------------------------------------------------------ the grading path
+
+def _graded(check_name, fn, cases):
+    """Grade ``fn`` as the grader does: the kernel half through kernel_entry (plain data),
+    the grader half on the reply, messages without values (``reveal=False``)."""
+    entry = judge.load()[check_name]
+    reply = plain.loads(Entry.observe(check_name, lambda: (fn,), plain.dumps(
+        {"cases": cases, "hidden": True, "options": {}})))
+    for i, case in enumerate(cases):
+        answer = reply["cases"][i] if i < len(reply["cases"]) else None
+        judge.judge_observation(entry, plain.roundtrip(case), answer,
+                                entry.context(i, plain.roundtrip(case), True, reveal=False), {})
+    return reply
+
+
+def test_grading_fizzbuzz_passes_the_solution_and_hides_inputs_and_words():
+    fn = tf.function(_fizzbuzz)
+    reply = _graded("check_fizzbuzz", fn, [1, 7, 31, 45, 1000])
+    assert fn.experimental_get_tracing_count() == 1
+    assert reply["cases"][0]["obs"]["numeral_strings"] == 0
+    for wrong, mistake in ((tf.function(lambda n: _fizzbuzz(n, keep_write=False)), "M11"),
+                           (tf.function(lambda n: tf.constant(PRECOMPUTED)[:n]), "M21"),
+                           (tf.function(lambda n: tf.strings.regex_replace(
+                               _fizzbuzz(n), "^Fizz$", "Buzz")), None)):
+        with pytest.raises(CheckFailed) as info:
+            _graded("check_fizzbuzz", wrong, [31, 45])
+        message = flat(info.value)
+        assert info.value.mistake == mistake and "hidden case 1" in message, message
+        for value in ("31", "45", "32", "Fizz'", "b'Buzz'", "entry 1", "number 3"):
+            assert value not in message, message
+
+
+def test_grading_tanh_loop_judges_line_counts_on_the_grader(capfd):
+    reply = _graded("check_tanh_loop", tanh_loop, [[0.5, 0.2], [3.0], [1.0, 1.0, 1.0, 1.0]])
+    assert reply["cases"][2]["obs"]["lines"][1] > 0  # counts, never the printed text
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_tanh_loop", tanh_loop_python_print, [[2.0, 0.5]])
+    message = flat(info.value)
+    assert info.value.mistake == "M08" and "iterations but" not in message
+    assert "2.0" not in message and "0.5" not in message
+    assert capfd.readouterr().err == ""
+
+
+def test_grading_classify_and_sum_even():
+    _graded("check_classify", tf.function(_classify), [0.5, -0.25, 0.0, 1e6, -7.0])
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_classify", tf.function(_sign_two_way), [0.5, 0.0])
+    message = flat(info.value)
+    assert "hidden case 2" in message and "zero" not in message and "negative" not in message
+    _graded("check_sum_even", sum_even, [[7, 8, -2, 5, 10], [1, 3, 5], [], [0, 100, -100, 9]])
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_sum_even", tf.function(
+            lambda items: tf.reduce_sum(tf.boolean_mask(items, items % 2 == 0))), [[7, 8, -2]])
+    assert info.value.mistake == "M21" and "6" not in str(info.value)
+
+
+def test_grading_count_word_words_m10_without_the_word():
+    cases = [[checks.fizzbuzz_reference(30), "Buzz"], [["7", "11"], "7"]]
+    _graded("check_count_word", count_word, cases)
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_count_word", count_word_str_compare, cases)
+    message = flat(info.value)
+    assert info.value.mistake == "M10" and "Buzz" not in message and "decode" in message

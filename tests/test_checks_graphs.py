@@ -296,6 +296,11 @@ def test_grad_through_accepts_forward_mode_and_functions_given_by_coefficients()
     checks.check_grad_through(grad_through, cases=cases, hidden=True)
 
 
+def test_grad_through_accepts_a_tf_function_of_its_own():
+    checks.check_grad_through(tf.function(grad_through),
+                              cases=[("poly", -1.0), ("branchy", 0.5), ("sin_x", 1.2)], hidden=True)
+
+
 def grad_through_by_hand(f, x):
     """The derivatives of the visible functions, worked out by hand and picked by name."""
     name = f.python_function.__name__

@@ -37,7 +37,8 @@ __all__ = [
     "check_square_if_positive", "check_noisy_square", "check_accumulator",
     "check_make_celsius_to_fahrenheit", "check_grad_through", "GRAD_FUNCTIONS",
     "is_tf_function", "require_tf_function", "tracing_count", "graph_op_types", "printed_lines",
-    "graph_evidence", "recording_autodiff", "observe_call", "tf_function_required",
+    "graph_evidence", "all_op_types", "recording_autodiff", "observe_call",
+    "tf_function_required", "snapshot",
 ]
 
 
@@ -366,8 +367,17 @@ def collect_grad_through(fn, case, ctx):
         fail(f"{ctx.what} returned None: x is a tf.constant, and a tape only records "
              f"operations on what it watches.", mistake="M01",
              fix="call tape.watch(x) inside the `with` block before calling f(x).")
-    return {"result": got, "from_autodiff": record.produced(got),
-            "f_traced": tracing_count(f) > 0}
+    from_autodiff, traced = record.produced(got), tracing_count(f) > 0
+    if is_tf_function(fn):
+        # Inside the student's own graph the tape's results are symbolic: run its Python
+        # function once more (f still a tf.function, traced afresh) to see where the value
+        # comes from.
+        again = tf.function(_grad_function(spec))
+        with recording_autodiff() as record:
+            value = observe_call(fn.python_function, again, _scalar(x), what=ctx.what)
+        from_autodiff = record.produced(value)
+        traced = traced and tracing_count(again) > 0
+    return {"result": got, "from_autodiff": from_autodiff, "f_traced": traced}
 
 
 check_grad_through = exercise_check("check_grad_through", collect_grad_through)
