@@ -1,11 +1,18 @@
-"""The checks of 06 (custom training loop) against right and known-wrong implementations."""
+"""The checks of 06 (custom training loop) against right and known-wrong implementations, the
+right numbers without the idea (M21), and the grading path (kernel half, plain data, judge)."""
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from autograder.checks import judge, plain
 from autograder.checks import training as checks
 from autograder.checks.compare import CheckFailed
-from tests.expect import fails
+from autograder.checks.kernel_entry import Entry
+from tests.expect import fails, flat
 
 
 # ------------------------------------------------------------------ pipeline
@@ -252,23 +259,6 @@ def test_fit_rejects_loop_that_never_trains():
     fails(checks.check_fit, evaluates_only, says="did not change")
 
 
-# ------------------------------------------------------------------ final model
-def test_final_model_threshold_passes_trained_and_fails_untrained(capsys):
-    from utils.data import load_digits_splits, make_dataset
-
-    splits = load_digits_splits()
-    model = build_model()
-    untrained_fails = pytest.raises(CheckFailed, match=r"below the\s+required")
-    with untrained_fails:
-        checks.check_final_model(model, splits.x_test, splits.y_test, threshold=0.9)
-    model.compile(optimizer=tf.keras.optimizers.Adam(0.01),
-                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-    model.fit(make_dataset(splits.x_train, splits.y_train, 32, shuffle=True), epochs=8, verbose=0,
-              shuffle=False)
-    checks.check_final_model(model, splits.x_test, splits.y_test, threshold=0.9)
-    assert "final model: accuracy" in capsys.readouterr().out
-
-
 def test_make_eval_step_rejects_missing_accuracy_update():
     def forgets(model, loss_fn, loss_metric, acc_metric):
         return make_eval_step(model, loss_fn, loss_metric,
@@ -300,3 +290,287 @@ def test_fit_rejects_training_loss_that_does_not_fall():
             history["val_accuracy"].append(float(val_acc.result()))
         return history
     fails(checks.check_fit, ascent, says="did not fall")
+
+
+# ------------------------------------------------------------------ the right numbers without the idea (M21)
+def make_pipeline_in_numpy(x, y, batch_size, training):
+    """The right batches, shuffled and batched by NumPy inside a Python generator: no tf.data
+    shuffle or batch stage."""
+    x, y = x.astype("float32"), y.astype("int64")
+
+    def batches():
+        order = np.random.permutation(len(x)) if training else np.arange(len(x))
+        for start in range(0, len(x), batch_size):
+            rows = order[start:start + batch_size]
+            yield x[rows], y[rows]
+
+    spec = (tf.TensorSpec((None, 64), tf.float32), tf.TensorSpec((None,), tf.int64))
+    return tf.data.Dataset.from_generator(batches, output_signature=spec).prefetch(1)
+
+
+def test_make_pipeline_rejects_batches_made_outside_tf_data():
+    fails(checks.check_make_pipeline, make_pipeline_in_numpy, "M21", says="tf.data did not make them")
+
+
+def test_build_model_rejects_a_compiled_model():
+    def compiled():
+        model = build_model()
+        model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+        return model
+    fails(checks.check_build_model, compiled, "M21", says="custom training loop")
+
+
+def make_train_step_by_hand(model, optimizer, loss_fn, loss_metric, acc_metric):
+    """The right SGD numbers, but the weights are changed by hand: the optimizer never steps."""
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        grads = tape.gradient(loss, model.trainable_variables)
+        for variable, grad in zip(model.trainable_variables, grads):
+            variable.assign_sub(optimizer.learning_rate * grad)
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return train_step
+
+
+def test_make_train_step_rejects_weights_updated_by_hand():
+    fails(checks.check_make_train_step, make_train_step_by_hand, "M21",
+          says="the optimizer it was given did not take the steps")
+
+
+def test_make_train_step_rejects_gradients_without_a_tape():
+    def symbolic(model, optimizer, loss_fn, loss_metric, acc_metric):
+        @tf.function
+        def train_step(x, y):
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+            grads = tf.gradients(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            loss_metric.update_state(loss)
+            acc_metric.update_state(y, logits)
+            return loss
+        return train_step
+    fails(checks.check_make_train_step, symbolic, "M21", says="no GradientTape computed the gradients")
+
+
+def test_make_train_step_accepts_optimizer_apply_and_trainable_weights(capsys):
+    def apply(model, optimizer, loss_fn, loss_metric, acc_metric):
+        @tf.function
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+                loss = loss_fn(y_true=y, y_pred=logits)
+            optimizer.apply(tape.gradient(loss, model.trainable_weights), model.trainable_weights)
+            loss_metric.update_state(loss)
+            acc_metric.update_state(y, logits)
+            return loss
+        return train_step
+    checks.check_make_train_step(apply)
+    assert "make_train_step: 1 case passed" in capsys.readouterr().out
+
+
+def test_make_eval_step_rejects_gradients_in_evaluation():
+    def with_tape(model, loss_fn, loss_metric, acc_metric):
+        @tf.function
+        def eval_step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=False)
+                loss = loss_fn(y, logits)
+            tape.gradient(loss, model.trainable_variables)
+            loss_metric.update_state(loss)
+            acc_metric.update_state(y, logits)
+            return loss
+        return eval_step
+    fails(checks.check_make_eval_step, with_tape, "M21", says="an evaluation step only measures")
+
+
+def fit_with_keras(model, optimizer, train_ds, val_ds, epochs):
+    """The right history, made by Keras' compile() and fit() instead of the custom loop."""
+    model.compile(optimizer=optimizer,
+                  loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    return model.fit(train_ds, validation_data=val_ds, epochs=epochs, verbose=0).history
+
+
+def test_fit_rejects_keras_fit():
+    fails(checks.check_fit, fit_with_keras, "M21", says="not the custom training loop")
+
+
+def test_fit_rejects_a_loop_that_trains_with_another_optimizer():
+    def own_optimizer(model, optimizer, train_ds, val_ds, epochs):
+        return fit(model, tf.keras.optimizers.Adam(learning_rate=0.01), train_ds, val_ds, epochs)
+    fails(checks.check_fit, own_optimizer, "M21", says="the optimizer given to fit did not take")
+
+
+# ------------------------------------------------------------------ final model
+@pytest.fixture(scope="module")
+def digits():
+    from utils.data import load_digits_splits, make_dataset
+
+    splits = load_digits_splits()
+    return splits, make_dataset(splits.x_train, splits.y_train, 32, shuffle=True), make_dataset(
+        splits.x_val, splits.y_val, 64)
+
+
+@pytest.fixture(scope="module")
+def trained_by_loop(digits):
+    _, train_ds, val_ds = digits
+    tf.keras.utils.set_random_seed(0)
+    model = build_model()
+    fit(model, tf.keras.optimizers.Adam(0.01), train_ds, val_ds, 6)
+    return model
+
+
+@pytest.fixture(scope="module")
+def trained_by_keras(digits):
+    _, train_ds, val_ds = digits
+    tf.keras.utils.set_random_seed(0)
+    model = build_model()
+    fit_with_keras(model, tf.keras.optimizers.Adam(0.01), train_ds, val_ds, 6)
+    return model
+
+
+def test_final_model_threshold_passes_trained_and_fails_untrained(digits, trained_by_loop, capsys):
+    splits, _, _ = digits
+    with pytest.raises(CheckFailed, match=r"below the\s+required"):
+        checks.check_final_model(build_model(), splits.x_val, splits.y_val, threshold=0.9)
+    checks.check_final_model(trained_by_loop, splits.x_val, splits.y_val, threshold=0.9)
+    checks.check_final_model(trained_by_loop, splits.x_test, splits.y_test, threshold=0.9,
+                             cases=["test"], hidden=True)
+    assert capsys.readouterr().out.count("final model: 1 case passed") == 2
+
+
+def test_final_model_scores_against_the_graders_labels_not_the_notebooks(digits, trained_by_loop):
+    splits, _, _ = digits
+    # labels the notebook could have changed are not used
+    checks.check_final_model(trained_by_loop, splits.x_val, np.zeros_like(splits.y_val))
+    # the test set's inputs judged as the validation set's fail
+    fails(lambda m: checks.check_final_model(m, splits.x_test, splits.y_test), trained_by_loop,
+          says="below the required")
+
+
+def test_final_model_rejects_a_model_trained_by_keras_fit(digits, trained_by_keras):
+    splits, _, _ = digits
+    fails(lambda m: checks.check_final_model(m, splits.x_val, splits.y_val), trained_by_keras,
+          "M21", says="not the custom training loop")
+
+
+def test_final_model_rejects_a_compiled_model_even_if_the_loop_trained_it(digits, trained_by_loop):
+    splits, _, _ = digits
+    model = build_model()
+    model.set_weights(trained_by_loop.get_weights())
+    model.compile(optimizer="adam", loss="mse")
+    fails(lambda m: checks.check_final_model(m, splits.x_val, splits.y_val), model, "M21",
+          says="compile()d")
+
+
+# ------------------------------------------------------------------ the grading path
+def grade(check_name, args, cases, options=None):
+    """Grade like the grader: the kernel half through Entry.observe (hidden cases), the reply
+    through plain data, each case judged with reveal=False. Raises CheckFailed."""
+    options = options or {}
+    entry = judge.load()[check_name]
+    reply = plain.loads(Entry.observe(check_name, lambda: args, plain.dumps(
+        {"cases": cases, "hidden": True, "options": options})))
+    for index, (case, answer) in enumerate(zip(cases, reply["cases"])):
+        case = plain.roundtrip(case)
+        judge.judge_observation(entry, case, plain.roundtrip(answer),
+                                entry.context(index, case, True, reveal=False), options)
+    assert len(reply["cases"]) == len(cases)
+
+
+def grading_message(check_name, args, cases, options=None) -> str:
+    with pytest.raises(CheckFailed) as info:
+        grade(check_name, args, cases, options)
+    message = flat(info.value)
+    # no value of a case or of the student (the threshold is the instructor's option)
+    assert not re.search(r"\d\.\d", message.replace("required 0.90", "")), message
+    return message
+
+
+TRAIN_HIDDEN = [(3, 17, 0.1, 4), (4, 64, 1.0, 2)]
+
+
+def test_grading_make_train_step_passes_the_solution_and_words_failures_itself():
+    grade("check_make_train_step", (make_train_step,), TRAIN_HIDDEN)
+
+    def uphill(model, optimizer, loss_fn, loss_metric, acc_metric):
+        @tf.function
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+                loss = -loss_fn(y, logits)
+            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables),
+                                          model.trainable_variables))
+            loss_metric.update_state(-loss)
+            acc_metric.update_state(y, logits)
+            return -loss
+        return train_step
+    message = grading_message("check_make_train_step", (uphill,), TRAIN_HIDDEN)
+    assert "moved uphill (hidden case 1)" in message
+    assert "17" not in message and "SGD" not in message
+    message = grading_message("check_make_train_step", (make_train_step_by_hand,), TRAIN_HIDDEN)
+    assert message.startswith("[M21: the right numbers without the idea] make_train_step "
+                              "(hidden case 1)")
+    assert "optimizer.apply_gradients" in message
+
+
+def test_grading_make_pipeline_and_eval_step():
+    cases = [(64, 16, 3), (33, 10, 1), (7, 32, 2)]
+    grade("check_make_pipeline", (make_pipeline,), cases)
+    message = grading_message("check_make_pipeline",
+                              (lambda *a: make_pipeline(*a, shuffle_first=False),), cases)
+    assert "shuffle before batching" in message.lower() and "64" not in message
+    message = grading_message("check_make_pipeline", (make_pipeline_in_numpy,), cases)
+    assert "[M21:" in message and "tf.data" in message
+    grade("check_make_eval_step", (make_eval_step,), [(5, 13, 3), (6, 64, 1)])
+
+
+def test_grading_final_model_uses_the_graders_labels(digits, trained_by_loop, trained_by_keras):
+    splits, _, _ = digits
+    options = {"threshold": 0.9}
+    grade("check_final_model", (trained_by_loop, splits.x_test, np.zeros(270)), ["test"], options)
+    message = grading_message("check_final_model", (build_model(), splits.x_test, splits.y_test),
+                              ["test"], options)
+    assert "accuracy on the held-out examples is below the required 0.90" in message
+    message = grading_message("check_final_model", (trained_by_keras, splits.x_test,
+                                                    splits.y_test), ["test"], options)
+    assert "[M21:" in message and "custom training loop" in message
+    message = grading_message("check_final_model", (None, splits.x_test, splits.y_test),
+                              ["test"], options)
+    assert "there is no trained model" in message
+
+
+def test_grading_a_name_the_notebook_lacks():
+    entry = judge.load()["check_fit"]
+
+    def missing():
+        return (fit_that_was_never_defined,)  # noqa: F821
+    reply = plain.loads(Entry.observe("check_fit", missing, plain.dumps(
+        {"cases": [(1, 3, 600)], "hidden": True, "options": {}})))
+    with pytest.raises(CheckFailed, match="not defined"):
+        judge.judge_observation(entry, [1, 3, 600], reply["cases"][0],
+                                entry.context(0, [1, 3, 600], True, reveal=False), {})
+
+
+# ------------------------------------------------------------------ the grader's labels
+def test_the_judge_and_its_digits_split_need_no_tensorflow():
+    code = ("import sys; sys.modules['tensorflow'] = None\n"
+            "from autograder.checks.judge import EXERCISES, training\n"
+            "assert EXERCISES['check_final_model'].judge is training.final_model\n"
+            "assert len(training.digits_split(0)['y_val']) == 270")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+
+
+def test_utils_data_split_is_the_graders(digits):
+    from autograder.checks.judge.training import digits_split
+
+    splits, _, _ = digits
+    arrays = digits_split(seed=0)
+    for name in ("x_train", "y_train", "x_val", "y_val", "x_test", "y_test"):
+        assert np.array_equal(getattr(splits, name), arrays[name])
+        assert getattr(splits, name).dtype == arrays[name].dtype

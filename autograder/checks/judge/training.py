@@ -1,1 +1,626 @@
-"""Grader halves of the checks of training (NumPy only); see :mod:`autograder.checks.judge`."""
+"""Grader halves of the checks of assignment 06, the custom training loop (NumPy only).
+
+Each judge takes a case, the observations of the kernel half (``autograder/checks/training.py``)
+and a :class:`~autograder.checks.judge.Context`. References come from mathematics, here: the
+forward pass, cross-entropy and backpropagation of the checks' small two-layer network in
+float64 NumPy (plain SGD: ``w - lr * gradient``), the argmax accuracy, and the labels of the
+digits split, which the grader makes itself (:func:`digits_split`, scikit-learn's bundled digits
+and its stratified split, no TensorFlow): labels a notebook passes are never used.
+
+The inputs the kernel half feeds the student's code (initial weights, batches) are made by the
+functions of this module too (:func:`small_model_weights`, :func:`random_batch`), from the
+case's seeds: inputs, not references, so both halves make the same ones.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from . import exercise
+
+MODULE = "autograder.checks.training"
+
+NUM_FEATURES = 64
+NUM_CLASSES = 10
+#: Batch size of the training data of the fit check (``utils.data.make_dataset``).
+FIT_BATCH = 32
+#: Batch size of the validation data of the fit check.
+FIT_VAL_BATCH = 64
+
+CUSTOM_LOOP = "the custom training loop"
+KERAS_FIT = ("Keras' compile()/fit() trained the model, not " + CUSTOM_LOOP)
+
+
+# ----------------------------------------------------------------------------- data
+
+@functools.lru_cache(maxsize=8)
+def _digits_split(seed: int, val_fraction: float, test_fraction: float):
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32)
+    y = digits.target.astype(np.int32)
+    held_out = val_fraction + test_fraction
+    x_train, x_rest, y_train, y_rest = train_test_split(
+        x, y, test_size=held_out, random_state=seed, stratify=y)
+    x_val, x_test, y_val, y_test = train_test_split(
+        x_rest, y_rest, test_size=test_fraction / held_out, random_state=seed, stratify=y_rest)
+    arrays = {"x_train": x_train, "y_train": y_train, "x_val": x_val, "y_val": y_val,
+              "x_test": x_test, "y_test": y_test}
+    for array in arrays.values():
+        array.setflags(write=False)
+    return arrays
+
+
+def digits_split(seed: int = 0, val_fraction: float = 0.15, test_fraction: float = 0.15) -> dict:
+    """scikit-learn's 8x8 digits split into train, validation and test sets, stratified by label
+    and fixed by ``seed`` (NumPy and scikit-learn only: the grader makes the labels it scores
+    against with it, and :func:`utils.data.load_digits_splits` is made from it).
+
+    Returns:
+        a dict of fresh arrays ``x_train``, ``y_train``, ``x_val``, ``y_val``, ``x_test``,
+        ``y_test``: float32 pixels in [0, 1] of shape ``(n, 64)``, int32 labels ``(n,)``.
+    """
+    arrays = _digits_split(int(seed), float(val_fraction), float(test_fraction))
+    return {name: array.copy() for name, array in arrays.items()}
+
+
+def _labels(seed: int, split: str) -> np.ndarray:
+    return _digits_split(int(seed), 0.15, 0.15)[f"y_{split}"]
+
+
+def small_model_weights(seed: int, hidden: int = 16) -> list:
+    """Initial weights ``[kernel 64 x hidden, bias, kernel hidden x 10, bias]`` (float32) of the
+    checks' small network ``Dense(hidden, relu) -> Dense(10)``: Glorot-uniform kernels and small
+    biases from ``seed``."""
+    rng = np.random.default_rng([int(seed), 6])
+    weights = []
+    for fan_in, fan_out in ((NUM_FEATURES, hidden), (hidden, NUM_CLASSES)):
+        limit = math.sqrt(6.0 / (fan_in + fan_out))
+        weights.append(rng.uniform(-limit, limit, (fan_in, fan_out)).astype(np.float32))
+        weights.append(rng.uniform(-0.1, 0.1, (fan_out,)).astype(np.float32))
+    return weights
+
+
+def random_batch(seed: int, n: int):
+    """A batch of the train and evaluation step checks: float32 features in [0, 1) of shape
+    ``(n, 64)`` and int32 labels ``(n,)``, from ``seed``."""
+    rng = np.random.default_rng(int(seed))
+    x = rng.uniform(0, 1, (n, NUM_FEATURES)).astype(np.float32)
+    y = rng.integers(0, NUM_CLASSES, n).astype(np.int32)
+    return x, y
+
+
+def train_step_batch(seed: int, batch: int, call: int):
+    """The batch of call ``call`` (0-based) of a make_train_step case."""
+    return random_batch(1000 * int(seed) + call, batch)
+
+
+def eval_step_batch(seed: int, batch: int, call: int):
+    """The batch of call ``call`` (0-based) of a make_eval_step case."""
+    return random_batch(2000 + 100 * int(seed) + call, batch)
+
+
+def indexed_labels(n: int, seed: int) -> np.ndarray:
+    """Labels of the pipeline check's data: row ``i`` (whose features all equal ``i``) has label
+    ``(i + seed) % 10``."""
+    return (np.arange(n) + seed) % NUM_CLASSES
+
+
+# ----------------------------------------------------------------------------- mathematics
+
+def cross_entropy(logits, labels) -> float:
+    """Mean sparse softmax cross-entropy (float64, log-sum-exp shifted for stability)."""
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=1, keepdims=True)
+    log_probs = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    return float(-log_probs[np.arange(len(labels)), np.asarray(labels)].mean())
+
+
+def forward(weights, x):
+    """``(z1, a1, logits)`` of ``Dense(relu) -> Dense`` in float64."""
+    k1, b1, k2, b2 = (np.asarray(w, dtype=np.float64) for w in weights)
+    z1 = np.asarray(x, dtype=np.float64) @ k1 + b1
+    a1 = np.maximum(z1, 0.0)
+    return z1, a1, a1 @ k2 + b2
+
+
+def loss_and_gradients(weights, x, y):
+    """``(loss, logits, gradients)`` of the mean cross-entropy of the small network on one batch,
+    by backpropagation (float64); the gradients in the order of ``weights``."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y)
+    k2 = np.asarray(weights[2], dtype=np.float64)
+    z1, a1, logits = forward(weights, x)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    probs = np.exp(shifted) / np.exp(shifted).sum(axis=1, keepdims=True)
+    d_logits = probs
+    d_logits[np.arange(len(y)), y] -= 1.0
+    d_logits /= len(y)
+    d_z1 = (d_logits @ k2.T) * (z1 > 0)
+    grads = [x.T @ d_z1, d_z1.sum(axis=0), a1.T @ d_logits, d_logits.sum(axis=0)]
+    return cross_entropy(logits, y), logits, grads
+
+
+def hits(logits, labels) -> int:
+    """How many rows' argmax is the label."""
+    return int(np.sum(np.argmax(logits, axis=1) == np.asarray(labels)))
+
+
+VARIABLES = ("the first layer's kernel", "the first layer's bias", "the last layer's kernel",
+             "the last layer's bias")
+
+
+def _scalar(ctx, value, part: str) -> float:
+    """A scalar observation (one number of any shape) as a float; fails otherwise."""
+    if value is None:
+        ctx.fail(f"{ctx.what}{part} is None.", code="none")
+    array = np.asarray(value)
+    if not np.issubdtype(array.dtype, np.number) or array.size != 1:
+        ctx.fail(f"{ctx.what}{part} should be one number.", code="type")
+    return float(array.reshape(()))
+
+
+# ----------------------------------------------------------------------------- 1. pipeline
+
+PIPELINE_IDEA = ("a tf.data pipeline makes the batches: from_tensor_slices((x, y)), .shuffle "
+                 "before .batch for training data (a new order every epoch), .prefetch at the end.")
+
+
+@exercise("make_pipeline", module=MODULE, cases=[(50, 8, 0)],
+          label=lambda case: f"input n = {case[0]}, batch_size = {case[1]}",
+          idea=PIPELINE_IDEA,
+          kernel_evidence="the dataset's tf.data stages (read from its classes) and the batches "
+                          "it gave when the kernel iterated it",
+          findings={"not_dataset": ("{what} should return a tf.data.Dataset.",
+                                    "return the dataset: "
+                                    "tf.data.Dataset.from_tensor_slices((x, y))...prefetch(...)."),
+                    "not_pairs": ("{what} should give (features, labels) pairs.",
+                                  "build it with tf.data.Dataset.from_tensor_slices((x, y)).")})
+def make_pipeline(case, obs, ctx):
+    """``obs``: ``{"eval": ..., "train": ...}``, each the observation of one call (training
+    False / True): ``x_rank``, ``x_dtype``, ``y_dtype``, ``y_integer``, ``x_shape`` of the
+    element spec, ``epochs`` (two lists of batches, each ``[rows, labels]``: the row index each
+    feature row holds, and the labels; None when the spec cannot be read as batches),
+    ``truncated`` (an epoch went on past the read limit), ``stages`` (class names, outermost
+    first; empty when unreadable)."""
+    n, batch_size, seed = (int(v) for v in case)
+    labels = indexed_labels(n, seed)
+    for training in (False, True):
+        _judge_pipeline(ctx, obs["train" if training else "eval"], training, n, batch_size,
+                        labels)
+
+
+def _judge_pipeline(ctx, seen, training, n, batch_size, labels):
+    what = f"{ctx.what} with training={training}"
+    reveal = ctx.reveal
+    shows_inputs = reveal and not ctx.hidden
+    if seen["x_rank"] == 1:
+        fail_shape = f" of shape {seen['x_shape']}" if reveal else ""
+        ctx.fail(f"{what} gives single examples{fail_shape}, not batches: add "
+                 ".batch(batch_size).")
+    if seen["x_dtype"] != "float32":
+        got = f" of dtype {seen['x_dtype']}" if reveal else " that are not float32"
+        ctx.fail(f"{what} gives features{got}; Keras layers compute in float32: convert with "
+                 "x.astype('float32') (or tf.cast) first.")
+    if seen["y_integer"] is not True:
+        got = f" of dtype {seen['y_dtype']}" if reveal else " that are not integers"
+        ctx.fail(f"{what} gives labels{got}; they should stay integers for "
+                 "SparseCategoricalCrossentropy.")
+    if seen["x_shape"] != [None, NUM_FEATURES]:
+        got = f" of shape {tuple(seen['x_shape'])}" if reveal and isinstance(
+            seen["x_shape"], list) else ""
+        ctx.fail(f"{what} gives feature batches{got}, expected (None, {NUM_FEATURES}); keep the "
+                 "last, smaller batch (no drop_remainder).")
+    epochs = []
+    for batches in seen["epochs"]:
+        ids, sizes = [], []
+        for rows, got_labels in batches:
+            rows, got_labels = np.asarray(rows), np.asarray(got_labels)
+            if (rows.ndim != 1 or got_labels.shape != rows.shape
+                    or not np.issubdtype(rows.dtype, np.integer)
+                    or np.any(rows < 0) or np.any(rows >= n)):
+                ctx.fail(f"{what}: the feature rows are not the rows of x (each should be one "
+                         "example of x, converted to float32, labels alongside).")
+            if not np.array_equal(got_labels, labels[rows]):
+                ctx.fail(f"{what}: labels no longer match their features; shuffle the (x, y) "
+                         "pairs together, in one dataset.")
+            ids.append(rows)
+            sizes.append(len(rows))
+        epochs.append((np.concatenate(ids) if ids else np.array([], int), sizes))
+    order, sizes = epochs[0]
+    if training and len(sizes) > 1 and not np.array_equal(order, np.arange(n)) and all(
+            len(block) and np.array_equal(np.sort(block),
+                                          np.arange(block.min(), block.min() + len(block)))
+            for block in np.split(order, np.cumsum(sizes)[:-1])):
+        ctx.fail(f"{what}: each batch holds consecutive examples, so only the order of the "
+                 "batches is shuffled. Shuffle before batching: .shuffle(len(x)).batch(batch_size).")
+    if seen["truncated"] or sorted(order.tolist()) != list(range(n)):
+        got = (f", got {len(order)} examples ({len(set(order.tolist()))} different)"
+               if shows_inputs and not seen["truncated"] else "")
+        count = f" {n}" if shows_inputs else ""
+        ctx.fail(f"{what}: one epoch should hold each of the{count} examples exactly once{got}.")
+    want_sizes = [batch_size] * (n // batch_size) + ([n % batch_size] if n % batch_size else [])
+    if sizes != want_sizes:
+        detail = (f": expected {math.ceil(n / batch_size)} batches of sizes {want_sizes}, got "
+                  f"sizes {sizes}" if shows_inputs else
+                  ": batches of batch_size examples, the last one smaller")
+        ctx.fail(f"{what} gives batches of the wrong sizes{detail}.")
+    identity = np.arange(n)
+    if not training and not np.array_equal(order, identity):
+        ctx.fail(f"{what} changed the order of the examples: shuffle only when training is True "
+                 "(evaluation data stays in order).")
+    if training:
+        if np.array_equal(order, identity):
+            ctx.fail(f"{what} is not shuffled: add .shuffle(len(x)) before .batch when training "
+                     "is True.")
+        if np.array_equal(order, epochs[1][0]):
+            ctx.fail(f"{what} gives the same order in every epoch: keep the default "
+                     "reshuffle_each_iteration=True.")
+    stages = [s for s in seen["stages"] if isinstance(s, str)]
+    if stages and not any("Prefetch" in name for name in stages[:2]):
+        ctx.fail(f"{what} has no prefetch stage at the end: add .prefetch(tf.data.AUTOTUNE) after "
+                 ".batch.")
+    missing = [stage for stage, needed in (("batch", True), ("shuffle", training))
+               if needed and not any(stage.title() in name for name in stages)]
+    if stages and missing:
+        ctx.fail(f"{what} gives the right batches, but tf.data did not make them: the pipeline "
+                 f"has no {' and no '.join(missing)} stage (the batches came from Python or "
+                 "NumPy code). The exercise is the tf.data pipeline.",
+                 mistake="M21", code="not_tf_data",
+                 fix="build it from tf.data.Dataset.from_tensor_slices((x, y)) with its own "
+                     ".shuffle(len(x)) (training only), .batch(batch_size) and "
+                     ".prefetch(tf.data.AUTOTUNE).")
+
+
+# ----------------------------------------------------------------------------- 2. build_model
+
+@exercise("build_model", module=MODULE, cases=[5],
+          label=lambda case: f"a batch of {case}",
+          idea="a new, untrained Keras model maps 64 features to 10 logits (no softmax) with "
+               "trainable weights of its own, ready for the custom loop: not compile()d, "
+               "because no Keras fit() will train it.",
+          kernel_evidence="whether the returned model was compiled, and whether two calls gave "
+                          "models sharing weights",
+          findings={"not_model": ("build_model should return a tf.keras.Model.",
+                                  "return the tf.keras.Sequential (or tf.keras.Model) you build.")})
+def build_model(case, obs, ctx):
+    """``obs``: ``output`` (the first model called on a batch of ``case`` examples),
+    ``trainable`` (its number of trainable variables), ``shared`` (the two models are one, or
+    share a variable), ``compiled`` (compile() was called on one of them)."""
+    batch = int(case)
+    out = obs["output"]
+    where = f"the model's output for {ctx.label}"
+    if out is None or not isinstance(out, np.ndarray):
+        ctx.fail(f"{where} should be a float32 tensor of logits.", code="type")
+    if out.shape != (batch, NUM_CLASSES):
+        shape = (f"have shape ({batch}, {NUM_CLASSES}), got {out.shape}"
+                 if ctx.reveal and not ctx.hidden else f"hold {NUM_CLASSES} logits per example")
+        ctx.fail(f"{where} should {shape}: the last layer needs {NUM_CLASSES} units, one per "
+                 "digit.")
+    if out.dtype != np.float32:
+        got = f", got {out.dtype}" if ctx.reveal else ""
+        ctx.fail(f"{where} should be float32{got}.")
+    if np.all(out >= 0) and np.allclose(out.sum(axis=1), 1.0, atol=1e-4):
+        ctx.fail(f"the model's outputs for {ctx.label} are probabilities (rows sum to 1): remove "
+                 "the softmax from the last layer; the loss applies it (from_logits=True).")
+    if not obs["trainable"]:
+        ctx.fail("the model has no trainable weights.")
+    if obs["shared"] is not False:
+        ctx.fail("build_model returned the same model (or shared weights) twice: create the "
+                 "layers inside build_model, so each call gives a fresh model.")
+    if obs["compiled"] is not False:
+        ctx.fail("build_model returns a model of the right shape, but a compile()d one: compile() "
+                 "prepares Keras' own fit(), which this notebook replaces with "
+                 f"{CUSTOM_LOOP}.", mistake="M21", code="compiled",
+                 fix="return the model without calling model.compile; the train step of the "
+                     "custom loop takes the loss and the optimizer.")
+
+
+# ----------------------------------------------------------------------------- 3. train step
+
+def _no_tf_function(what):
+    return (f"{what} should return a function decorated with @tf.function.",
+            "define `@tf.function def train_step(x, y): ...` inside and return it.")
+
+
+@exercise("make_train_step", module=MODULE, cases=[(0, 32, 0.5, 3)],
+          label=lambda case: f"seed {case[0]}, batch {case[1]}, SGD({case[2]})",
+          idea="a tf.function train step computes the loss on a GradientTape, takes "
+               "tape.gradient of it and lets the optimizer it was given apply the gradients "
+               "(optimizer.iterations advances once per step), then updates its metrics.",
+          kernel_evidence="which gradient calls a GradientTape made while the step ran, and the "
+                          "optimizer's iteration count after each call",
+          findings={"not_tf_function": ("make_train_step should return a function decorated "
+                                        "with @tf.function.",
+                                        "define `@tf.function def train_step(x, y): ...` "
+                                        "inside and return it."),
+                    "none": ("train_step should return the batch loss, got None.",
+                             "return the loss of the batch (`return loss`).")})
+def make_train_step(case, obs, ctx):
+    """``obs``: ``calls``, one per call of the step: ``loss`` (returned), ``weights`` (the four
+    variables after the call), ``loss_metric``, ``acc_metric`` (their results),
+    ``iterations`` (the optimizer's); ``tape`` (whether tape.gradient ran while the step did).
+    Reference: the small network's SGD steps in float64 from the case's weights and batches."""
+    seed, batch, lr, steps = int(case[0]), int(case[1]), float(case[2]), int(case[3])
+    weights = [w.astype(np.float64) for w in small_model_weights(seed)]
+    before = weights
+    seen_losses, seen_hits, seen_n = [], 0, 0
+    calls = obs["calls"]
+    reveal = ctx.reveal
+    for n_call in range(steps):
+        got = calls[n_call]
+        x, y = train_step_batch(seed, batch, n_call)
+        want_loss, logits, grads = loss_and_gradients(weights, x, y)
+        if got["loss"] is None:
+            ctx.fail("train_step should return the batch loss, got None.", code="none")
+        loss = np.asarray(got["loss"])
+        if not np.issubdtype(loss.dtype, np.number) or loss.size != 1:
+            shape = f", got shape {loss.shape}" if reveal else ""
+            ctx.fail(f"train_step should return the mean loss of the batch (one number){shape}.")
+        loss = float(loss.reshape(()))
+        if not np.isclose(loss, want_loss, rtol=1e-4, atol=1e-5):
+            values = (f"the loss {loss:.5f} in call {n_call + 1} for {ctx.label}; the "
+                      f"cross-entropy of the batch before the update is {want_loss:.5f}"
+                      if reveal else f"a loss in call {n_call + 1} ({ctx.label}) that is not "
+                      "the cross-entropy of the batch before the update")
+            ctx.fail(f"train_step returned {values}. Use loss_fn(y, logits) with the logits of "
+                     "model(x) computed on the tape.")
+        after = [np.asarray(w, dtype=np.float64) for w in got["weights"]]
+        if len(after) != len(weights) or any(a.shape != w.shape for a, w in zip(after, weights)):
+            ctx.fail(f"the model's variables changed shape after train_step ({ctx.label}).")
+        if all(np.array_equal(a, w) for a, w in zip(after, before)):
+            ctx.fail(f"the model's weights did not change after train_step ({ctx.label}): the "
+                     "parameters never update. Call optimizer.apply_gradients(zip(grads, "
+                     "model.trainable_variables)).")
+        for name, a, w, g in zip(VARIABLES, after, weights, grads):
+            if not np.allclose(a, w - lr * g, rtol=1e-4, atol=1e-5):
+                if np.allclose(a, w + lr * g, rtol=1e-4, atol=1e-5):
+                    ctx.fail(f"{name} moved uphill ({ctx.label}): apply the gradients of the "
+                             "loss itself (not of -loss).")
+                ctx.fail(f"{name} after one SGD step ({ctx.label}) should be w - lr * gradient "
+                         "of the batch loss; it is not. Take the gradients of the loss with "
+                         "respect to model.trainable_variables and apply them once per step.")
+        seen_losses.append(want_loss)
+        seen_hits += hits(logits, y)
+        seen_n += batch
+        got_metric = _scalar(ctx, got["loss_metric"], ", loss_metric's result")
+        if got_metric == 0.0:
+            ctx.fail("loss_metric was never updated: call loss_metric.update_state(loss) in "
+                     "train_step.")
+        if not np.isclose(got_metric, np.mean(seen_losses), rtol=1e-4, atol=1e-5):
+            values = (f", {np.mean(seen_losses):.5f}, got {got_metric:.5f}" if reveal else "")
+            ctx.fail(f"loss_metric after {n_call + 1} calls should be the mean of the batch "
+                     f"losses{values}: call loss_metric.update_state(loss) once per step.")
+        got_acc = _scalar(ctx, got["acc_metric"], ", acc_metric's result")
+        want_acc = seen_hits / seen_n
+        if not np.isclose(got_acc, want_acc, atol=1e-6):
+            if got_acc == 0 and want_acc > 0:
+                ctx.fail("acc_metric was never updated: call acc_metric.update_state(y, logits) "
+                         "in train_step.")
+            values = f" should be {want_acc:.4f}, got {got_acc:.4f}" if reveal else " is wrong"
+            ctx.fail(f"acc_metric after {n_call + 1} calls{values}: call "
+                     "acc_metric.update_state(y, logits) (labels first) with the logits computed "
+                     "before the update.")
+        weights = [w - lr * g for w, g in zip(weights, grads)]
+        before = after
+    if obs["tape"] is not True:
+        ctx.fail(f"{ctx.what} returns the right loss and weights, but no GradientTape computed "
+                 "the gradients (tape.gradient never ran): the exercise is the tape-based step "
+                 f"of {CUSTOM_LOOP}.", mistake="M21", code="no_tape",
+                 fix="compute the logits and the loss inside `with tf.GradientTape() as tape:`, "
+                     "then `grads = tape.gradient(loss, model.trainable_variables)`.")
+    iterations = [calls[k]["iterations"] for k in range(steps)]
+    if iterations != list(range(1, steps + 1)):
+        ctx.fail(f"{ctx.what} updates the weights right, but the optimizer it was given did not "
+                 "take the steps (optimizer.iterations did not advance once per call): the "
+                 "weights were changed by hand, or by another optimizer.", mistake="M21",
+                 code="not_the_optimizer",
+                 fix="apply the gradients with the optimizer passed to make_train_step: "
+                     "`optimizer.apply_gradients(zip(grads, model.trainable_variables))` "
+                     "(an Adam optimizer is not w - lr * g: only the optimizer knows its rule).")
+
+
+# ----------------------------------------------------------------------------- 4. eval step
+
+@exercise("make_eval_step", module=MODULE, cases=[(1, 40, 2)],
+          label=lambda case: f"seed {case[0]}, batch {case[1]}",
+          idea="a tf.function evaluation step only measures: the loss and the metrics of the "
+               "batch, with no GradientTape, no gradients and no change to the weights.",
+          kernel_evidence="which gradient calls a GradientTape made while the step ran",
+          findings={"not_tf_function": ("make_eval_step should return a function decorated "
+                                        "with @tf.function.",
+                                        "define `@tf.function def eval_step(x, y): ...` "
+                                        "inside and return it."),
+                    "none": ("eval_step should return the batch loss, got None.",
+                             "return the loss of the batch (`return loss`).")})
+def make_eval_step(case, obs, ctx):
+    """``obs``: ``calls``, one per call: ``loss``, ``weights`` (after the call), ``loss_metric``,
+    ``acc_metric``, ``acc_count`` (the accuracy metric's count); ``tape`` (whether
+    tape.gradient ran). Reference: the small network's loss and accuracy in float64."""
+    seed, batch, calls = int(case[0]), int(case[1]), int(case[2])
+    weights = small_model_weights(seed + 100)
+    losses, seen_hits, n = [], 0, 0
+    for n_call in range(calls):
+        got = obs["calls"][n_call]
+        x, y = eval_step_batch(seed, batch, n_call)
+        logits = forward(weights, x)[2]
+        want_loss = cross_entropy(logits, y)
+        if got["loss"] is None:
+            ctx.fail("eval_step should return the batch loss, got None.", code="none")
+        loss = np.asarray(got["loss"])
+        if np.issubdtype(loss.dtype, np.number) and loss.size == 1:
+            loss = loss.reshape(())
+        ctx.close(loss, want_loss, ", the loss returned by eval_step", rtol=1e-4, atol=1e-5)
+        losses.append(want_loss)
+        seen_hits += hits(logits, y)
+        n += batch
+        after = got["weights"]
+        if len(after) != len(weights) or any(
+                np.asarray(a).shape != w.shape or not np.array_equal(np.asarray(a), w)
+                for a, w in zip(after, weights)):
+            ctx.fail("eval_step changed the model's weights: evaluation only measures; no "
+                     "gradients, no optimizer.")
+        ctx.close(_scalar(ctx, got["loss_metric"], ", loss_metric's result"), np.mean(losses),
+                  f", loss_metric after {n_call + 1} calls of eval_step; call "
+                  "loss_metric.update_state(loss)", rtol=1e-4, atol=1e-5)
+        got_acc = _scalar(ctx, got["acc_metric"], ", acc_metric's result")
+        if not np.isclose(got_acc, seen_hits / n, atol=1e-6):
+            if _scalar(ctx, got["acc_count"], ", acc_metric's count") == 0:
+                ctx.fail("acc_metric was never updated: call acc_metric.update_state(y, logits) "
+                         "in eval_step.")
+            values = (f" should be {seen_hits / n:.4f}, got {got_acc:.4f}" if ctx.reveal
+                      else " is wrong")
+            ctx.fail(f"acc_metric after {n_call + 1} calls of eval_step ({ctx.label}){values}: "
+                     "call acc_metric.update_state(y, logits), labels first.")
+    if obs["tape"] is not False:
+        ctx.fail(f"{ctx.what} measures the right numbers, but it takes gradients (a "
+                 "GradientTape's gradient ran in it): an evaluation step only measures, so "
+                 "it never trains and costs no backward pass.", mistake="M21", code="tape_in_eval",
+                 fix="compute `logits = model(x, training=False)` and the loss without a tape, "
+                     "update the metrics and return the loss; no tape.gradient, no optimizer.")
+
+
+# ----------------------------------------------------------------------------- 5. fit
+
+HISTORY_KEYS = ("loss", "accuracy", "val_loss", "val_accuracy")
+
+
+@exercise("fit", module=MODULE, cases=[(0, 2, 400)],
+          label=lambda case: f"seed {case[0]}, {case[1]} epochs",
+          idea="the custom training loop: every epoch resets the metrics, runs the train step "
+               "(its optimizer takes one step per batch) and the evaluation step, and records "
+               "the metrics in the history; no Keras compile()/fit().",
+          kernel_evidence="the optimizer's iteration count after fit, and whether Keras' "
+                          "compile() or fit() touched the model",
+          findings={"history_type": ("fit should return a dict of lists (the history).",
+                                     "return `history`, a dict with the lists \"loss\", "
+                                     "\"accuracy\", \"val_loss\" and \"val_accuracy\"."),
+                    "history_keys": ("the history returned by fit lacks one of the keys "
+                                     "\"loss\", \"accuracy\", \"val_loss\", \"val_accuracy\".",
+                                     "append one number per epoch to each of the four lists.")})
+def fit(case, obs, ctx):
+    """``obs``: ``history`` (the four lists, each at most the read limit), ``lengths`` (their
+    true lengths), ``weights`` (the model's after fit), ``val_logits`` (the trained model on the
+    validation set, in order), ``iterations`` (the optimizer's), ``keras`` (whether the model
+    was compiled or trained by Keras' fit). References: the validation labels of the case's
+    digits split (the grader's own), the cross-entropy and accuracy of the final model's logits,
+    epochs x batches optimizer steps."""
+    seed, epochs, n_train = int(case[0]), int(case[1]), int(case[2])
+    reveal = ctx.reveal
+    shows_inputs = reveal and not ctx.hidden
+    for key in HISTORY_KEYS:
+        if obs["lengths"][key] != epochs:
+            got = (f" ({epochs}), got {obs['lengths'][key]} values" if shows_inputs
+                   else f", got {obs['lengths'][key]} values" if reveal else "")
+            ctx.fail(f"history[{key!r}] should hold one number per epoch{got} ({ctx.label}).")
+    values = {k: [float(v) for v in obs["history"][k]] for k in HISTORY_KEYS}
+    start = small_model_weights(seed, hidden=32)
+    after = obs["weights"]
+    if len(after) == len(start) and all(np.asarray(a).shape == w.shape and np.array_equal(
+            np.asarray(a), w) for a, w in zip(after, start)):
+        ctx.fail(f"the model's weights did not change during fit ({ctx.label}): call the train "
+                 "step on every batch of train_ds.")
+    if not values["loss"][-1] < values["loss"][0]:
+        got = f": {np.round(values['loss'], 4).tolist()}" if reveal else ""
+        over = f" over {epochs} epochs" if shows_inputs else ""
+        ctx.fail(f"the training loss did not fall{over} ({ctx.label}){got}.")
+    labels = _labels(seed, "val")
+    logits = np.asarray(obs["val_logits"], dtype=np.float64)
+    if logits.shape != (len(labels), NUM_CLASSES):
+        ctx.fail(f"the trained model's output on the validation set has the wrong shape "
+                 f"({ctx.label}).")
+    want_loss, want_acc = cross_entropy(logits, labels), hits(logits, labels) / len(labels)
+    # A Mean metric fed one loss per batch averages the batch means (the smaller last batch
+    # weighs as much as the others); accept that as well as the mean over examples.
+    batch_means = np.mean([cross_entropy(logits[i:i + FIT_VAL_BATCH], labels[i:i + FIT_VAL_BATCH])
+                           for i in range(0, len(labels), FIT_VAL_BATCH)])
+    loss_ok = any(np.isclose(values["val_loss"][-1], want, rtol=1e-4, atol=1e-5)
+                  for want in (want_loss, batch_means))
+    if not np.isclose(values["val_accuracy"][-1], want_acc, atol=1e-6) or not loss_ok:
+        numbers = (f": val_loss {want_loss:.4f}, val_accuracy {want_acc:.4f}; got "
+                   f"{values['val_loss'][-1]:.4f} and {values['val_accuracy'][-1]:.4f}"
+                   if reveal else "")
+        ctx.fail(f"the last epoch's validation values ({ctx.label}) should describe the final "
+                 f"model on the validation set{numbers}. Reset every metric "
+                 "(metric.reset_state()) at the start of each epoch, and evaluate on all of "
+                 "val_ds after training the epoch.")
+    for key in ("accuracy", "val_accuracy"):
+        if not all(0.0 <= v <= 1.0 for v in values[key]):
+            got = f", got {values[key]}" if reveal else ""
+            ctx.fail(f"history[{key!r}] should hold fractions in [0, 1]{got}.")
+    if obs["keras"] is not False:
+        ctx.fail(f"{ctx.what} returns the right history, but {KERAS_FIT} (the model was "
+                 "compile()d, or trained by model.fit).", mistake="M21", code="keras_fit",
+                 fix="loop over the epochs yourself: reset the metrics, call your train_step on "
+                     "every batch of train_ds and your eval_step on every batch of val_ds, and "
+                     "append the metrics' results to the history; no model.compile, no "
+                     "model.fit.")
+    batches = math.ceil(min(n_train, len(_labels(seed, "train"))) / FIT_BATCH)
+    if obs["iterations"] != epochs * batches:
+        got = (f" (it took {obs['iterations']} steps; {epochs} epochs of {batches} batches "
+               f"make {epochs * batches})" if shows_inputs else "")
+        ctx.fail(f"{ctx.what} returns a history, but the optimizer given to fit did not take one "
+                 f"step per batch of every epoch{got}: the training did not run through "
+                 f"{CUSTOM_LOOP} with that optimizer.", mistake="M21", code="steps",
+                 fix="make the train step once with the optimizer fit was given "
+                     "(make_train_step(model, optimizer, ...)) and call it once on every batch "
+                     "of train_ds, in every epoch.")
+
+
+# ----------------------------------------------------------------------------- 6. final model
+
+SPLIT_NAMES = {"val": "the validation set", "test": "the test set"}
+
+
+@exercise("final model", check="check_final_model", module=MODULE, cases=["val"],
+          label=lambda case: SPLIT_NAMES.get(case, f"split {case}"),
+          idea="the model trained by the notebook's own custom training loop (fit, with its "
+               "train and evaluation steps) classifies held-out digits well; a model that "
+               "Keras' compile()/fit() trained fails.",
+          kernel_evidence="the model's predictions (computed by the model in the kernel), and "
+                          "whether Keras' compile() or fit() touched it",
+          findings={"no_model": ("there is no trained model: the cell that runs `model, "
+                                 "history = train_final_model(train_ds, val_ds)` failed.",
+                                 "fix the error shown under that cell, run it until it "
+                                 "finishes, then run the checks again."),
+                    "not_model": ("{what}: `model` should be the trained Keras model.",
+                                  "return the trained model from train_final_model."),
+                    "output_shape": ("{what}: the model's output should have shape "
+                                     "(examples, 10).",
+                                     "the model should give 10 logits per example.")})
+def final_model(case, obs, ctx, threshold=0.90):
+    """``obs``: ``predictions`` (argmax of the model's outputs on the split's inputs, as the
+    notebook passed them), ``keras`` (whether the model was compiled or trained by Keras' fit).
+    Reference: the labels of the case's split (``"val"`` or ``"test"`` of the digits split of
+    seed 0, the notebook's), made here; the accuracy is computed here."""
+    labels = _labels(0, str(case))
+    threshold = float(threshold)
+    predictions = np.asarray(obs["predictions"])
+    if predictions.shape != labels.shape or not np.issubdtype(predictions.dtype, np.integer):
+        got = f" ({predictions.size} came back)" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what}: the model should give one prediction per example of "
+                 f"{ctx.label if not ctx.hidden else 'the held-out examples'}{got}; pass it "
+                 "the split's features.")
+    accuracy = float(np.mean(predictions == labels))
+    if ctx.hidden:
+        where = "the held-out examples"
+    elif ctx.reveal:
+        where = f"these {len(labels)} examples"
+    else:
+        where = ctx.label
+    if accuracy < threshold:
+        ctx.fail(f"the model's accuracy on {where} is "
+                 f"{f'{accuracy:.3f}, ' if ctx.reveal else ''}below the required "
+                 f"{threshold:.2f}.",
+                 fix="check that the loss fell during training (plot the history), then train "
+                     "for more epochs or with another learning rate.")
+    if obs["keras"] is not False:
+        ctx.fail(f"{ctx.what}: the model is accurate enough, but {KERAS_FIT} (the model was "
+                 "compile()d, or trained by model.fit).", mistake="M21", code="keras_fit",
+                 fix="in train_final_model, build a fresh model and train it with your own fit "
+                     "(your train and evaluation steps, your epoch loop); no model.compile, no "
+                     "model.fit.")
