@@ -430,3 +430,14 @@ def test_grading_accumulator_and_not_tf_function_findings():
     with pytest.raises(CheckFailed) as info:
         _graded("check_accumulator", Eager, [[5.0]])
     assert info.value.code == "not_tf_function" and "@tf.function" in str(info.value)
+
+
+def test_printed_counts_leave_out_tensorflow_log_lines():
+    # A fresh process logs a line such as this one when its first op runs (no GPU driver).
+    from autograder.checks.capture import Captured
+
+    out = Captured(fd_stdout="square of 3\nsquare of 3\n", fd_stderr=(
+        "E0000 00:00:1796123594.147085   31162 cuda_platform.cc:52] failed call to cuInit: "
+        "INTERNAL: CUDA error 303\n"))
+    assert checks.printed_count(out) == 2 and checks.printed_count(out, 3.0) == 2
+    assert len(checks.printed_lines(out)) == 3

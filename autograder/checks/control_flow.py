@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .capture import capture_output
-from .graphs import (all_op_types, graph_evidence, graph_op_types, observe_call, printed_lines,
+from .graphs import (all_op_types, graph_evidence, graph_op_types, observe_call, printed_count,
                      snapshot, tf_function_required, tracing_count)
 from .harness import exercise_check
 from .judge.control_flow import (classify_reference, count_word_probe, fizzbuzz_reference,
@@ -96,7 +96,7 @@ def collect_tanh_loop(fn, case, ctx):
     for _ in range(2):
         with capture_output() as out:
             got.append(observe_call(fn, tf.constant(values), what=ctx.what))
-        lines.append(len(printed_lines(out)))
+        lines.append(printed_count(out))
         traces.append(tracing_count(fn))
     with capture_output():
         probe = observe_call(fn, tf.constant(np.asarray(tanh_probe(case), np.float32)),
@@ -106,7 +106,7 @@ def collect_tanh_loop(fn, case, ctx):
     with capture_output():
         ops = observe_call(all_op_types, fn, spec, what=ctx.what)
     return {"results": got, "lines": lines, "retraced": traces[1] - traces[0], "probe": probe,
-            "trace_lines": len(traced.lines()), "op_types": ops}
+            "trace_lines": printed_count(traced), "op_types": ops}
 
 
 check_tanh_loop = exercise_check("check_tanh_loop", collect_tanh_loop)
