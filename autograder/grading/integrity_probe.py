@@ -198,12 +198,13 @@ def _forget_next_cell(ip):
     compiler.cache = once
 
 
-def probe(token, checks_dir, graded):
+def probe(token, checks_dir, graded, forget_next=False):
     """``{"changed": what changed since the last probe, "checks": findings on the check modules
-    (before a ``graded`` cell)}``. The last state is kept on ``builtins`` under ``token``. Before
-    a ``graded`` cell, that cell's source is kept out of ``linecache``."""
+    (before a ``graded`` cell)}``. The last state is kept on ``builtins`` under ``token``. With
+    ``forget_next`` (a graded cell the kernel runs), the next cell's source is kept out of
+    ``linecache``."""
     holder = vars(builtins).setdefault(token, {})
-    if graded:
+    if forget_next:
         _forget_next_cell(get_ipython())
     now = _state()
     before = holder.get("state")

@@ -119,9 +119,15 @@ class GradingExecute(Execute):
             return await super().async_execute_cell(cell, cell_index, execution_count,
                                                     store_history)
         nbgrader = cell.metadata.get("nbgrader", {})
+        calls = None
+        if is_grade(cell):
+            try:
+                calls = verdict.parse_graded_cell(cell.source)
+            except verdict.NotChecks:
+                pass  # a test cell of another form: it runs in the kernel
         if is_grade(cell) or (not self._student_ran and not nbgrader.get("locked")):
             started = time.perf_counter()
-            await self._integrity_check(cell, cell_index)
+            await self._integrity_check(cell, cell_index, runs_in_kernel=calls is None)
             _add_time("integrity checks", started)
         # From the first editable cell on, every change is suspect but the set-up cell's.
         self._student_ran |= not nbgrader.get("locked")
@@ -132,13 +138,8 @@ class GradingExecute(Execute):
         store_history = store_history and not is_grade(cell)
         self._cell_bytes, self._cut_noted = 0, False
         try:
-            if is_grade(cell):
-                try:
-                    calls = verdict.parse_graded_cell(cell.source)
-                except verdict.NotChecks:
-                    calls = None
-                if calls is not None:
-                    return await self._decide(cell, cell_index, calls)
+            if calls is not None:
+                return await self._decide(cell, cell_index, calls)
             return await super().async_execute_cell(cell, cell_index, execution_count,
                                                     store_history)
         finally:
@@ -277,9 +278,12 @@ class GradingExecute(Execute):
 
     execute_cell = run_sync(async_execute_cell)  # nbclient binds its own at class creation
 
-    async def _integrity_check(self, cell, cell_index) -> None:
+    async def _integrity_check(self, cell, cell_index, runs_in_kernel: bool = True) -> None:
+        """Run the integrity check before ``cell``; a graded cell that ``runs_in_kernel`` (not
+        decided by the grader) is also kept out of the kernel's ``linecache``."""
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        rest = f"{self._token!r}, {CHECKS_DIR!r}, {bool(is_grade(cell))}"
+        graded = bool(is_grade(cell))
+        rest = f"{self._token!r}, {CHECKS_DIR!r}, {graded}, {graded and runs_in_kernel}"
         # Through the kernel entry, found from a literal (no name of the notebook can replace
         # it); before the course's checks are loaded, in a fresh namespace.
         expression = (f"(lambda entry, ns, src: entry[0].probe(src, {rest}) if entry else "
