@@ -4,6 +4,8 @@ catalogue (autograder/checks/mistakes.py) and a message that names the cause. Re
 mocks."""
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import tensorflow as tf
 
@@ -850,3 +852,191 @@ def test_grading_train_step_rejects_gradients_by_hand():
     graded_failure("check_train_step", train_step_by_hand,
                    [{"n": 6, "n_in": 2, "n_out": 3, "loss": "mse", "lr": 0.01, "seed": 11}],
                    "M21", "hidden case 1", "tape.gradient", secrets=["0.01", "mse", "->"])
+
+
+# ---------------------------------------------------------------- predict-then-verify, find-and-fix
+# 01's sum_squared_grad (predict dz/dx, then verify with the tape), 01's train_step (find the line
+# of broken_train_step at fault, M05, then fix it) and 02's product_grads (predict which
+# gradients a default tape returns as None, then fix): the prediction is judged against the
+# grader's reference, the function that shows it must get its values from a tape (M21).
+
+PREDICTED_DZ_DX = [[20.0, 20.0], [20.0, 20.0]]  # at x = [[1, 2], [3, 4]]: 2 * sum(x) = 20
+
+
+def fails_for(check, predicted, fn, mistake, *words) -> CheckFailed:
+    """``fails_with`` for a check of (prediction, function)."""
+    return fails_with(lambda f: check(predicted, f), fn, mistake, *words)
+
+
+def test_sum_squared_prediction_accepts_the_chain_rule_in_any_numeric_form():
+    for predicted in (PREDICTED_DZ_DX, [[20, 20], [20, 20]], np.full((2, 2), 20.0),
+                      tf.fill((2, 2), 20.0)):
+        tapes.check_sum_squared_prediction(predicted, sum_squared_grad)
+
+
+def test_sum_squared_prediction_rejects_a_prediction_copied_from_the_example():
+    # The example's x = ones gives 8 everywhere; at [[1, 2], [3, 4]] the chain rule gives 20.
+    error = fails_for(tapes.check_sum_squared_prediction, [[8.0, 8.0], [8.0, 8.0]],
+                      sum_squared_grad, None, "not the gradient", "dz/dy = 2y")
+    assert error.code == "prediction" and "20" not in flat(error)
+
+
+def test_sum_squared_prediction_rejects_a_scalar_where_the_gradient_has_x_s_shape():
+    error = fails_for(tapes.check_sum_squared_prediction, 20.0, sum_squared_grad, None,
+                      "shape of x")
+    assert error.code == "prediction_shape"
+
+
+def test_sum_squared_prediction_rejects_a_formula_as_the_verification():
+    # right prediction, right numbers from sum_squared_grad, but no tape: nothing verified it
+    def formula(x):
+        return 2.0 * tf.reduce_sum(x) * tf.ones_like(x)
+    fails_for(tapes.check_sum_squared_prediction, PREDICTED_DZ_DX, formula, "M21",
+              "no tape computed them", "tape.gradient(z, x)")
+
+
+BROKEN_LINE = "loss_value = loss_object(y, logits)"
+GRADIENT_LINE = "grads = tape.gradient(loss_value, model.trainable_variables)"
+
+
+def test_train_step_fault_accepts_the_line_copied_with_or_without_spaces_and_comments():
+    for line in (BROKEN_LINE, "    loss_value = loss_object(y, logits)  # after the block",
+                 "loss_value=loss_object(y,logits)"):
+        tapes.check_train_step_fault(line, train_step)
+    tapes.check_train_step_fault(BROKEN_LINE, train_step_assign_sub)
+
+
+def test_train_step_fault_rejects_the_line_where_the_none_gradients_show():
+    error = fails_for(tapes.check_train_step_fault, GRADIENT_LINE, train_step, None,
+                      "where the None gradients appear", "inside its `with` block")
+    assert error.code == "symptom"
+
+
+def test_train_step_fault_rejects_a_right_line_and_text_that_is_no_line():
+    check = tapes.check_train_step_fault
+    assert fails_for(check, "logits = model(x)", train_step, None,
+                     "right as it stands").code == "not_the_fault"
+    assert fails_for(check, "the loss", train_step, None, "not a line").code == "not_a_line"
+    assert fails_for(check, 4, train_step, None, "should be a string").code == "line_type"
+
+
+def test_train_step_fault_rejects_a_fix_that_is_still_broken():
+    # the right line named, but the step handed in unfixed: the optimizer gets no gradients
+    fails_for(tapes.check_train_step_fault, BROKEN_LINE, train_step_loss_outside, "M05",
+              "inside")
+
+
+def test_train_step_fault_rejects_a_fix_that_derives_the_gradients_by_hand():
+    fails_for(tapes.check_train_step_fault, BROKEN_LINE, train_step_by_hand, "M21",
+              "no tape computed", "indent `loss_value")
+
+
+PREDICTED_NONE = [[False, False], [False, True], [True, True], [True, False]]
+
+
+def test_product_grads_prediction_accepts_the_watch_rule_in_any_form():
+    for predicted in (PREDICTED_NONE, [tuple(p) for p in PREDICTED_NONE],
+                      np.array(PREDICTED_NONE), tf.constant(PREDICTED_NONE)):
+        tapes.check_product_grads_prediction(predicted, product_grads)
+
+    def default_tape_watching_both(a, b):
+        with tf.GradientTape() as tape:
+            tape.watch([a, b])
+            y = a * b
+        return tape.gradient(y, [a, b])
+    tapes.check_product_grads_prediction(PREDICTED_NONE, default_tape_watching_both)
+
+
+def test_product_grads_prediction_rejects_a_default_tape_that_watches_constants():
+    wrong = [[False, False], [False, True], [True, True], [False, False]]
+    error = fails_for(tapes.check_product_grads_prediction, wrong, product_grads, None,
+                      "wrong for 1 of the 4", "trainable=False and a tf.constant get None")
+    assert error.code == "prediction"
+
+
+def test_product_grads_prediction_rejects_numbers_for_true_and_false():
+    error = fails_for(tapes.check_product_grads_prediction, [[0, 0], [0, 1], [1, 1], [1, 0]],
+                      product_grads, None, "True/False")
+    assert error.code == "prediction_shape"
+
+
+def test_product_grads_prediction_rejects_the_unfixed_function_with_the_kind_of_source():
+    # broken_product_grads itself (a default tape): None for the frozen b of pair 2
+    fails_for(tapes.check_product_grads_prediction, PREDICTED_NONE, product_grads_default_tape,
+              "M06", "b (a variable with trainable=False)", "tape.watch(b)")
+    fails_for(tapes.check_product_grads_prediction, PREDICTED_NONE, product_grads_one_watched,
+              "M06", "b (a trainable variable)")
+
+
+def test_product_grads_prediction_rejects_returning_b_and_a():
+    fails_for(tapes.check_product_grads_prediction, PREDICTED_NONE,
+              lambda a, b: [tf.identity(b), tf.identity(a)], "M21", "no tape computed them",
+              "watch_accessed_variables=False")
+
+
+def grade_prediction(check_name, predicted, fn, cases=None):
+    """``grade`` for a check whose arguments are (prediction, function), with the exercise's
+    visible cases by default, judged with reveal=False as the grader does."""
+    entry = judge.load()[check_name]
+    cases = entry.cases if cases is None else cases
+    request = plain.dumps({"cases": cases, "hidden": False, "options": {}})
+    reply = plain.loads(Entry.observe(check_name, lambda: (predicted, fn), request))
+    for index, (case, answer) in enumerate(zip(cases, reply["cases"])):
+        case = plain.roundtrip(case)
+        judge.judge_observation(entry, case, answer, entry.context(index, case, False,
+                                                                   reveal=False), {})
+    return len(reply["cases"])
+
+
+def test_grading_predictions_passes_right_answers_and_shows_no_value():
+    assert grade_prediction("check_sum_squared_prediction", PREDICTED_DZ_DX, sum_squared_grad) == 1
+    assert grade_prediction("check_train_step_fault", BROKEN_LINE, train_step) == 1
+    assert grade_prediction("check_product_grads_prediction", PREDICTED_NONE, product_grads) == 1
+    cases = [
+        ("check_sum_squared_prediction", [[8.0, 8.0], [8.0, 8.0]], sum_squared_grad, None,
+         "prediction", ["8.0", "20"]),
+        ("check_sum_squared_prediction", PREDICTED_DZ_DX,
+         lambda x: 2.0 * tf.reduce_sum(x) * tf.ones_like(x), "M21", "no_tape", ["20"]),
+        ("check_train_step_fault", GRADIENT_LINE, train_step, None, "symptom", ["grads = tape"]),
+        ("check_train_step_fault", BROKEN_LINE, train_step_by_hand, "M21", "no_tape", ["0.1"]),
+        ("check_train_step_fault", BROKEN_LINE, train_step_loss_outside, "M05", None, []),
+        ("check_product_grads_prediction", [[False, False]] * 4, product_grads, None,
+         "prediction", ["of the 4"]),
+        ("check_product_grads_prediction", PREDICTED_NONE, product_grads_one_watched, "M06",
+         "unwatched_source", ["trainable variable)"]),
+    ]
+    for check_name, predicted, fn, mistake, code, secrets in cases:
+        with pytest.raises(CheckFailed) as info:
+            grade_prediction(check_name, predicted, fn)
+        text = flat(info.value)
+        assert info.value.mistake == mistake, text
+        assert code is None or info.value.code == code, text
+        for secret in secrets:
+            assert secret not in text, text
+
+
+def test_the_notebooks_broken_functions_behave_as_the_judges_say():
+    # The judges know broken_train_step's fault and broken_product_grads' None pattern without
+    # running them; the notebooks' versions must behave that way.
+    import nbformat
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    sources = {}
+    for name in ("01_gradient_tape", "02_persistent_nested_tapes"):
+        nb = nbformat.read(root / "solutions" / name / f"{name}.ipynb", as_version=4)
+        sources.update({c.source.split("(")[0]: c.source for c in nb.cells
+                        if c.cell_type == "code" and c.source.startswith("def broken_")})
+    namespace = {"tf": tf}
+    exec(sources["def broken_train_step"], namespace)
+    lines = [line.strip() for line in sources["def broken_train_step"].splitlines()]
+    assert lines == list(judge_tapes.BROKEN_TRAIN_STEP_LINES) and BROKEN_LINE in lines
+    assert GRADIENT_LINE == judge_tapes.SYMPTOM_LINE in lines
+    assert hashlib.sha256(judge_tapes.line_key(BROKEN_LINE).encode()).hexdigest() == \
+        judge_tapes.FAULTY_LINE_SHA256
+    fails_with(tapes.check_train_step, namespace["broken_train_step"], "M05", "inside")
+    exec(sources["def broken_product_grads"], namespace)
+    case = judge_tapes.PRODUCT_PREDICTION_CASES[0]
+    got = [[g is None for g in namespace["broken_product_grads"](
+        tapes._source(ka, case["a"]), tapes._source(kb, case["b"]))] for ka, kb in case["pairs"]]
+    assert got == judge_tapes.broken_product_grads_none(case["pairs"]).tolist() == PREDICTED_NONE
+    assert namespace["pairs"] is not None and len(namespace["pairs"]) == len(case["pairs"])

@@ -25,9 +25,11 @@ M03       ``TypeError`` about ``NoneType`` in a later step, or    fit_line
 M04       ``RuntimeError`` "non-persistent" from the tape         grads_from_one_tape,
                                                                   second_derivative, hessian
 M05       ``None`` gradient even for a tf.Variable (the target    sum_squared_grad, train_step,
-          was computed after the ``with`` block closed)           second_derivative, hessian
-M06       one of two gradients is ``None`` with variables that    product_grads
-          the tape only sees when watched explicitly
+          was computed after the ``with`` block closed)           train_step_fault,
+                                                                  second_derivative, hessian
+M06       one of two gradients is ``None`` with variables that    product_grads,
+          the tape only sees when watched explicitly (a frozen    product_grads_prediction
+          variable, a constant)
 M12-M14   the optimizer got no gradients, or a gradient is        train_step, fit_line,
           None even for a tf.Variable: the code is traced again   sum_squared_grad
           as a graph (harness.explain_missing_gradient) and the
@@ -37,6 +39,17 @@ M20       the dtype error of an int32 variable met by floats      fit_line (any 
 M21       the right numbers, but not from the tapes the exercise  every check (judged in
           names (see each judge's ``idea``)                       checks/judge/tapes.py)
 ========  =====================================================  ===================================
+
+Three exercises are predict-then-verify or find-and-fix rather than a demo re-typed: the check
+takes the student's prediction (a value in a notebook variable) with the function that shows it,
+and the judge compares the prediction with its own reference (no message shows that reference:
+the student's tape does) and requires the function's values to come from a tape (M21):
+``check_sum_squared_prediction(predicted_dz_dx, sum_squared_grad)`` (dz/dx at x = [[1, 2],
+[3, 4]], by the chain rule), ``check_train_step_fault(faulty_line, train_step)`` (the line of
+``broken_train_step`` at fault, and the fixed step) and
+``check_product_grads_prediction(predicted_none, product_grads)`` (which gradients a default
+tape returns as None for trainable, frozen and constant sources, and the fixed product_grads on
+each).
 
 Exceptions of student code are named by :mod:`autograder.checks.harness` (M04, M07, M14, ...).
 
@@ -59,7 +72,9 @@ from .judge.tapes import linear_problem
 __all__ = [
     "check_square_grad", "check_sum_squared_grad", "check_train_step", "check_fit_line",
     "check_grads_from_one_tape", "check_second_derivative", "check_product_grads",
-    "check_hessian", "SCALAR_FUNCTIONS", "VECTOR_FUNCTIONS", "TapeRecord", "observing_tapes",
+    "check_hessian", "check_sum_squared_prediction", "check_train_step_fault",
+    "check_product_grads_prediction", "SCALAR_FUNCTIONS", "VECTOR_FUNCTIONS", "TapeRecord",
+    "observing_tapes",
 ]
 
 
@@ -286,12 +301,70 @@ def collect_sum_squared_grad(fn, case, ctx):
 check_sum_squared_grad = exercise_check("check_sum_squared_grad", collect_sum_squared_grad)
 
 
-def _keras_problem(case):
+def _prediction_array(predicted, dtype=np.float64, max_size: int = 4096):
+    """The student's prediction as a NumPy array of ``dtype`` (float64: numbers; bool: a table of
+    True/False, nothing else), or None when it is not such a value or has more than
+    ``max_size`` entries. Tensors and arrays count (their values)."""
+    try:
+        value = predicted.numpy() if hasattr(predicted, "numpy") else predicted
+        if dtype is bool:
+            array = np.asarray(value)
+            if array.dtype == object:
+                array = np.asarray(value, dtype=object)
+                if not all(isinstance(v, (bool, np.bool_)) for v in array.ravel()):
+                    return None
+                array = array.astype(bool)
+            if array.dtype != bool:
+                return None
+        else:
+            array = np.asarray(value)
+            if not (np.issubdtype(array.dtype, np.number) or array.dtype == bool):
+                return None
+            array = array.astype(np.float64)
+    except Exception:  # anything a student wrote
+        return None
+    return array if array.size <= max_size else None
+
+
+def collect_sum_squared_prediction(predicted, fn, case, ctx):
+    """Kernel half of ``check_sum_squared_prediction(predicted_dz_dx, sum_squared_grad)``:
+    predict, then verify. The student wrote ``predicted_dz_dx``, the gradient of
+    z = (sum of x) ** 2 at the case's x (default [[1, 2], [3, 4]]) worked out by the chain rule,
+    before running a tape; this observes the prediction and verifies it with the student's own
+    ``sum_squared_grad`` on that x.
+
+    The idea graded: the prediction equals the gradient (every entry 2 * sum(x)), and
+    sum_squared_grad's value there is one tape.gradient produced (a formula is no verification:
+    M21). The judge never shows the reference: the student's tape does.
+
+    Returns:
+        ``{"predicted": the prediction as a float64 array, or None when it is not numbers,
+        "result": sum_squared_grad(x), "from_tape": bool}``.
+    """
+    __tracebackhide__ = True
+    x, what = _floats(case), ctx.what
+    with observing_tapes() as record:
+        result = call(fn, _fresh_constant(x), what=what)
+    if result is None:
+        fail(f"{what}: sum_squared_grad returned None, so nothing verifies the prediction.",
+             fix="run check_sum_squared_grad first: it names the cause.", code="none")
+    return {"predicted": _prediction_array(predicted), "result": result,
+            "from_tape": bool(record.producers(result))}
+
+
+check_sum_squared_prediction = exercise_check("check_sum_squared_prediction",
+                                              collect_sum_squared_prediction)
+
+
+def _keras_problem(case, initializer="glorot_uniform"):
     """A fresh Keras model with the case's weights, an SGD optimizer, the loss object and the
-    data: ``(model, optimizer, loss_object, x, y)``."""
+    data: ``(model, optimizer, loss_object, x, y)``. The layer is made with ``initializer``
+    (its values are replaced by the case's): "zeros" draws nothing from Keras' global seed, so
+    a notebook's later random numbers stay what they were."""
     x, y, kernel, bias = linear_problem(case)
     model = tf.keras.Sequential([tf.keras.Input(shape=(case["n_in"],)),
-                                 tf.keras.layers.Dense(case["n_out"])])
+                                 tf.keras.layers.Dense(case["n_out"],
+                                                       kernel_initializer=initializer)])
     model.layers[0].kernel.assign(kernel)
     model.layers[0].bias.assign(bias)
     optimizer = tf.keras.optimizers.SGD(learning_rate=case["lr"])
@@ -343,6 +416,42 @@ def collect_train_step(fn, case, ctx):
 
 
 check_train_step = exercise_check("check_train_step", collect_train_step)
+
+
+def collect_train_step_fault(faulty_line, fn, case, ctx):
+    """Kernel half of ``check_train_step_fault(faulty_line, train_step)``: find and fix. The
+    notebook's ``broken_train_step`` leaves its optimizer without gradients; the student names
+    the line at fault in ``faulty_line`` (a string) and writes the fixed ``train_step``. This
+    observes the string and one step of the fixed function on the case's model (a train_step
+    case).
+
+    The idea graded: the line named is the one at fault (not the line where the None gradients
+    show), and the fixed step's gradients are what tape.gradient computed for the model's
+    weights (an update derived by hand is no fix: M21).
+
+    Returns:
+        ``{"line": the string, or None when faulty_line is not one, "loss": the step's loss,
+        "kernel_grads", "bias_grads": what tape.gradient computed for the layer's weights}``.
+    Raises:
+        CheckFailed: when no gradient reached the optimizer (the cause found by re-running the
+            step as a graph: M05, M12-M14), or the step returned None.
+    """
+    __tracebackhide__ = True
+    what = ctx.what
+    line = faulty_line[:1001] if isinstance(faulty_line, str) else None
+    model, optimizer, loss_object, x, y = _keras_problem(case, initializer="zeros")
+    layer = model.layers[0]
+    with observing_tapes() as record:
+        result = call(fn, model, optimizer, loss_object, x, y, what=what,
+                      rerun=lambda: fn(*_keras_problem(case, initializer="zeros")))
+    if result is None:
+        fail(f"{what}: the fixed train_step returned None instead of the loss.",
+             fix="return the loss value of the step (`return loss_value`).", code="none")
+    return {"line": line, "loss": result, "kernel_grads": record.gradients_of(layer.kernel),
+            "bias_grads": record.gradients_of(layer.bias)}
+
+
+check_train_step_fault = exercise_check("check_train_step_fault", collect_train_step_fault)
 
 
 M03_CAUSE = ("`w = w - lr * dw` makes w a plain tensor: the next tape does not watch it and its "
@@ -552,6 +661,68 @@ def collect_product_grads(fn, case, ctx):
 
 
 check_product_grads = exercise_check("check_product_grads", collect_product_grads)
+
+
+_KIND_NAMES = {"variable": "a trainable variable", "frozen": "a variable with trainable=False",
+               "constant": "a tf.constant"}
+
+
+def _source(kind: str, value):
+    """A fresh source of the product_grads prediction: a trainable tf.Variable ("variable"), a
+    tf.Variable made with trainable=False ("frozen") or a tf.constant ("constant")."""
+    array = _floats(value).astype(np.float32)
+    if kind == "constant":
+        return tf.constant(array)
+    return tf.Variable(array, trainable=kind == "variable")
+
+
+def collect_product_grads_prediction(predicted, fn, case, ctx):
+    """Kernel half of ``check_product_grads_prediction(predicted_none, product_grads)``:
+    predict, then fix. The notebook's ``broken_product_grads`` uses a default tape and no
+    ``watch``; the student predicted, for each pair of sources of the case (kinds "variable",
+    "frozen": a tf.Variable with trainable=False, "constant": a tf.constant), which of its two
+    gradients come back None (``predicted_none``, one [a_is_None, b_is_None] pair per pair of
+    sources), then wrote ``product_grads``, whose tape watches exactly a and b. This observes
+    the prediction and product_grads on every pair.
+
+    The idea graded: a default tape watches trainable variables only, so the prediction marks
+    exactly the frozen and constant sources; and product_grads gives [b, a] for every pair,
+    from tape.gradient (returning b and a directly: M21).
+
+    Returns:
+        ``{"predicted": the prediction as a bool array, or None when it is not a table of
+        True/False, "grads": product_grads' two values per pair, "from_tape": per pair,
+        whether tape calls produced both}``.
+    Raises:
+        CheckFailed: M06 when product_grads returns None for a source (one the tape never
+            watched).
+    """
+    __tracebackhide__ = True
+    what = ctx.what
+    grads, from_tape = [], []
+    for kinds in case["pairs"]:
+        a, b = _source(kinds[0], case["a"]), _source(kinds[1], case["b"])
+        with observing_tapes() as record:
+            result = call(fn, a, b, what=what)
+        pair = list(_pair(result, what, "a list [dy_da, dy_db]"))
+        missing = [f"{name} ({_KIND_NAMES[kind]})" for name, kind, g in
+                   zip(("a", "b"), kinds, pair) if g is None]
+        if missing:
+            shown = "a source" if ctx.hidden else " and ".join(missing)
+            fail(f"{what}: product_grads returned None for {shown}. A tape records only the "
+                 f"sources it watches: with watch_accessed_variables=False none by itself, "
+                 f"and a default tape only trainable variables (never a frozen variable or a "
+                 f"tf.constant).", mistake="M06", code="unwatched_source",
+                 fix="watch both sources: `tape.watch(a)` and `tape.watch(b)` (or "
+                     "`tape.watch([a, b])`) before computing y.")
+        grads.append(pair)
+        from_tape.append(all(record.producers(g) for g in pair))
+    return {"predicted": _prediction_array(predicted, dtype=bool), "grads": grads,
+            "from_tape": from_tape}
+
+
+check_product_grads_prediction = exercise_check("check_product_grads_prediction",
+                                                collect_product_grads_prediction)
 
 
 #: Functions R^n -> R of the Hessian exercise, TensorFlow (any float dtype), by name; the grader

@@ -12,6 +12,8 @@ reaches the right numbers without it fails with M21.
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from . import exercise
@@ -58,6 +60,56 @@ def sum_squared_grad(case, obs, ctx):
               check_dtype="float")
     if obs["from_tape"] is not True:
         ctx.fail(f"{ctx.what} {NO_TAPE}: the exercise is the chain rule done by the tape.",
+                 fix="watch x, compute y = tf.reduce_sum(x) and z = y ** 2 inside the block, "
+                     "and return `tape.gradient(z, x)`.", mistake="M21", code="no_tape")
+
+
+
+# ----------------------------------------------------------------------------- predictions and fixes
+# Exercises that rewrite a transcription as predict-then-verify or find-and-fix: the student's
+# prediction (a value the check reads) is judged against the grader's own reference, and the
+# code that verifies it (or the fixed function) must get its values from a tape (M21).
+
+#: The input of the sum_squared_grad prediction (in the notebook's words: x = [[1, 2], [3, 4]]).
+SUM_SQUARED_PREDICTION_X = [[1.0, 2.0], [3.0, 4.0]]
+
+#: Largest prediction the judges read (entries).
+MAX_PREDICTION_SIZE = 4096
+
+CHAIN_RULE_HINT = ("work it out again by the chain rule: y = the sum of x's entries, dz/dy = 2y, "
+                   "and each entry adds once to the sum (dy/dx_ij = 1), so every entry of dz/dx "
+                   "is the same number; then compare with what sum_squared_grad returns for this x.")
+
+
+@exercise("sum_squared_prediction", module=MODULE, cases=[SUM_SQUARED_PREDICTION_X],
+          label=lambda x: f"x = {np.asarray(x, dtype=float).tolist()}",
+          idea="predict, then verify: the gradient of z = (sum of x) ** 2 worked out by the chain "
+               "rule before any tape runs (every entry 2 * sum(x)), then shown by the tape: the "
+               "prediction must equal the gradient, and sum_squared_grad's value at that x must "
+               "be one that tape.gradient produced.",
+          kernel_evidence="which values tape.gradient (or tape.jacobian) produced while "
+                          "sum_squared_grad ran on the prediction's x")
+def sum_squared_prediction(case, obs, ctx):
+    """``obs``: ``predicted`` (the student's ``predicted_dz_dx`` as a float64 array, or None when
+    it is not numbers), ``result`` (sum_squared_grad at the case's x), ``from_tape``. Reference:
+    dz/dx_ij = 2 * sum(x). No message shows the reference: the student verifies with the tape."""
+    x = _floats(case)
+    want = np.full(x.shape, 2.0 * x.sum())
+    predicted = obs["predicted"]
+    if (not isinstance(predicted, np.ndarray) or predicted.size > MAX_PREDICTION_SIZE
+            or not np.issubdtype(predicted.dtype, np.number) or predicted.shape != x.shape):
+        ctx.fail(f"{ctx.what}: predicted_dz_dx should be numbers in the shape of x (a nested "
+                 f"list such as [[a, b], [c, d]]), one partial derivative per entry.",
+                 fix="write your prediction as a nested list of x's shape.",
+                 code="prediction_shape")
+    if not np.allclose(predicted, want, rtol=1e-3, atol=1e-3):
+        ctx.fail(f"{ctx.what}: your prediction predicted_dz_dx is not the gradient of "
+                 f"z = (sum of x) ** 2 at this x.", fix=CHAIN_RULE_HINT, code="prediction")
+    ctx.close(obs["result"], want, ", sum_squared_grad(x)", rtol=1e-5, atol=1e-5,
+              check_dtype="float")
+    if obs["from_tape"] is not True:
+        ctx.fail(f"{ctx.what}: sum_squared_grad {NO_TAPE}, so nothing verified your "
+                 f"prediction: the verification is the tape's.",
                  fix="watch x, compute y = tf.reduce_sum(x) and z = y ** 2 inside the block, "
                      "and return `tape.gradient(z, x)`.", mistake="M21", code="no_tape")
 
@@ -165,6 +217,77 @@ def train_step(case, obs, ctx):
                  fix="no model.compile or model.fit: record the loss on a `tf.GradientTape`, "
                      "take `tape.gradient(loss_value, model.trainable_variables)` and apply it "
                      "with the optimizer.", mistake="M21", code="keras_loop")
+
+
+
+#: The lines of the notebook's broken_train_step, whose optimizer gets no gradients.
+BROKEN_TRAIN_STEP_LINES = (
+    "def broken_train_step(model, optimizer, loss_object, x, y):",
+    "with tf.GradientTape() as tape:",
+    "logits = model(x)",
+    "loss_value = loss_object(y, logits)",
+    "grads = tape.gradient(loss_value, model.trainable_variables)",
+    "optimizer.apply_gradients(zip(grads, model.trainable_variables))",
+    "return loss_value",
+)
+
+#: The line at fault, as the SHA-256 of its :func:`line_key` (students have this module: the
+#: answer to the find is not spelled out in it).
+FAULTY_LINE_SHA256 = "21cadca658c314c98853037afc26f29ccaa62ed13b04cfd831f1beb5034ceaed"
+
+#: The line where broken_train_step's None gradients show (a symptom, not the fault).
+SYMPTOM_LINE = "grads = tape.gradient(loss_value, model.trainable_variables)"
+
+FAULT_FIX = ("the tape records only what runs inside its `with` block: find the step from the "
+             "weights to the loss that runs after the block has closed, and copy that line "
+             "(as a string) into faulty_line.")
+
+
+def line_key(text: str) -> str:
+    """A line of code as the fault exercise compares it: without its comment and whitespace."""
+    return "".join(text.split("#", 1)[0].split())
+
+
+@exercise("train_step_fault", module=MODULE, cases=[TRAIN_STEP_CASES[0]],
+          label=lambda c: "faulty_line",
+          idea="find and fix: the student names the line of broken_train_step that leaves the "
+               "tape without a path from the weights to the loss (not the line where the None "
+               "gradients show), and the fixed train_step takes its update from tape.gradient of "
+               "a loss the tape recorded.",
+          kernel_evidence="the gradients tape.gradient computed for the model's kernel and bias "
+                          "during one step of the fixed train_step")
+def train_step_fault(case, obs, ctx):
+    """``obs``: ``line`` (the student's ``faulty_line``, a string or None), and one step of the
+    fixed train_step: ``loss``, ``kernel_grads``, ``bias_grads`` (what tape.gradient computed for
+    those weights). Reference: the line at fault (:data:`FAULTY_LINE_SHA256`), and one SGD step
+    in NumPy."""
+    line = obs["line"]
+    if not isinstance(line, str) or len(line) > 1000:
+        ctx.fail(f"{ctx.what} should be a string: the line of broken_train_step at fault, "
+                 f"copied from it.", fix='write it in quotes: faulty_line = "..."',
+                 code="line_type")
+    key = line_key(line)
+    if hashlib.sha256(key.encode("utf-8", "replace")).hexdigest() != FAULTY_LINE_SHA256:
+        if key == line_key(SYMPTOM_LINE):
+            ctx.fail(f"{ctx.what}: the line you named is where the None gradients appear, not "
+                     f"where they come from.", fix=FAULT_FIX, code="symptom")
+        if key in [line_key(known) for known in BROKEN_TRAIN_STEP_LINES]:
+            ctx.fail(f"{ctx.what}: the line you named is right as it stands.", fix=FAULT_FIX,
+                     code="not_the_fault")
+        ctx.fail(f"{ctx.what}: the text you wrote is not a line of broken_train_step.",
+                 fix=FAULT_FIX, code="not_a_line")
+    x, y, kernel, bias = linear_problem(case)
+    loss_before, d_kernel, d_bias, _, _ = numpy_sgd_step(x, y, kernel, bias, case["loss"],
+                                                         case["lr"])
+    ctx.close(obs["loss"], loss_before, ", loss of the fixed train_step", rtol=1e-4, atol=1e-5)
+    if not (_tape_gave(obs["kernel_grads"], d_kernel, 1e-4, 1e-5)
+            and _tape_gave(obs["bias_grads"], d_bias, 1e-4, 1e-5)):
+        ctx.fail(f"{ctx.what}: the fixed train_step returns the right loss, but no tape computed "
+                 f"the gradient of that loss with respect to the model's weights: the fix is to "
+                 f"record the loss on the tape, not to derive the update by hand.",
+                 fix="indent `loss_value = loss_object(y, logits)` into the `with` block and keep "
+                     "`grads = tape.gradient(loss_value, model.trainable_variables)` after it.",
+                 mistake="M21", code="no_tape")
 
 
 # ----------------------------------------------------------------------------- fit_line
@@ -366,6 +489,89 @@ def product_grads(case, obs, ctx):
                  fix="inside `with tf.GradientTape(watch_accessed_variables=False) as tape:` "
                      "watch a and b, compute y = a * b, and return `tape.gradient(y, [a, b])`.",
                  mistake="M21", code="no_tape")
+
+
+
+#: What a source of the product_grads prediction may be: a trainable tf.Variable, a variable
+#: made with trainable=False, or a tf.constant.
+SOURCE_KINDS = ("variable", "frozen", "constant")
+
+PRODUCT_PREDICTION_CASES = [
+    {"a": 2.0, "b": 3.0, "pairs": [["variable", "variable"], ["variable", "frozen"],
+                                   ["frozen", "frozen"], ["constant", "variable"]]},
+]
+
+#: Most pairs a product_grads prediction case may hold.
+MAX_PAIRS = 16
+
+WATCH_RULE = ("a tape made without options watches the trainable tf.Variables the computation "
+              "reads, and nothing else: a variable made with trainable=False and a tf.constant "
+              "get None unless tape.watch names them. Run the cell under your answer to see what "
+              "broken_product_grads returns.")
+
+
+def broken_product_grads_none(pairs) -> np.ndarray:
+    """Which gradients the notebook's broken_product_grads (a default tape, no watch) returns as
+    None for each pair of source kinds: exactly the sources that are not trainable variables."""
+    return np.array([[kind != "variable" for kind in pair] for pair in pairs], dtype=bool)
+
+
+@exercise("product_grads_prediction", module=MODULE, cases=PRODUCT_PREDICTION_CASES,
+          label=lambda c: "predicted_none",
+          idea="predict, then fix: which sources a default tape watches by itself (trainable "
+               "variables only: broken_product_grads gets None for a frozen variable or a "
+               "constant), then product_grads, whose tape watches exactly a and b, gives both "
+               "gradients for every kind of source, from tape.gradient.",
+          kernel_evidence="which tape.gradient calls produced the values product_grads returned "
+                          "for each pair of sources",
+          findings={"unwatched_source": (
+              "{what}: product_grads returned None for a source: a tape records only the "
+              "sources it watches (with watch_accessed_variables=False none by itself, a "
+              "default tape only trainable variables).",
+              "watch both sources: `tape.watch(a)` and `tape.watch(b)` (or "
+              "`tape.watch([a, b])`) before computing y.")})
+def product_grads_prediction(case, obs, ctx):
+    """``obs``: ``predicted`` (the student's ``predicted_none`` as a bool array, or None when it
+    is not a table of True/False), ``grads`` (product_grads' [dy/da, dy/db] for each pair) and
+    ``from_tape`` (for each pair, whether tape calls produced both). Reference: the None pattern
+    of a default tape (:func:`broken_product_grads_none`) and [b, a]."""
+    pairs = case["pairs"]
+    if not (isinstance(pairs, list) and 0 < len(pairs) <= MAX_PAIRS and all(
+            isinstance(p, list) and len(p) == 2 and all(k in SOURCE_KINDS for k in p)
+            for p in pairs)):
+        ctx.fail(f"{ctx.what}: this case's pairs are malformed.", code="malformed")
+    truth = broken_product_grads_none(pairs)
+    predicted = obs["predicted"]
+    if (not isinstance(predicted, np.ndarray) or predicted.dtype != bool
+            or predicted.shape != truth.shape):
+        shape = f" ({len(pairs)} pairs)" if ctx.reveal and not ctx.hidden else ""
+        ctx.fail(f"{ctx.what} should be a list with one [a_is_None, b_is_None] pair of True/False "
+                 f"per pair of sources{shape}.",
+                 fix="write True where you expect None: predicted_none = [[False, True], ...].",
+                 code="prediction_shape")
+    wrong = int(np.sum(np.any(predicted != truth, axis=1)))
+    if wrong:
+        count = f" for {wrong} of the {len(pairs)} pairs" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what}: your prediction of which gradients broken_product_grads returns "
+                 f"as None is wrong{count}.", fix=WATCH_RULE, code="prediction")
+    grads, from_tape = obs["grads"], obs["from_tape"]
+    if not (isinstance(grads, list) and isinstance(from_tape, list)
+            and len(grads) == len(pairs) == len(from_tape)):
+        ctx.fail(f"{ctx.what}: the check could not observe product_grads on every pair.",
+                 code="malformed")
+    a, b = _floats(case["a"]), _floats(case["b"])
+    for number, (pair, produced) in enumerate(zip(grads, from_tape), start=1):
+        if not isinstance(pair, list) or len(pair) != 2:
+            ctx.fail(f"{ctx.what}: product_grads should return a list [dy_da, dy_db].",
+                     code="type")
+        ctx.close(pair[0], b, f", product_grads' dy/da for pair {number}", check_dtype="float")
+        ctx.close(pair[1], a, f", product_grads' dy/db for pair {number}", check_dtype="float")
+        if produced is not True:
+            ctx.fail(f"{ctx.what}: product_grads {NO_TAPE} (pair {number}): returning b and a "
+                     f"is the formula; the fix is a tape that watches both sources.",
+                     fix="inside `with tf.GradientTape(watch_accessed_variables=False) as tape:` "
+                         "watch a and b, compute y = a * b, and return "
+                         "`tape.gradient(y, [a, b])`.", mistake="M21", code="no_tape")
 
 
 # Functions R^n -> R for the Hessian exercise, NumPy (float64), by name; the kernel half has

@@ -1,6 +1,7 @@
 # based on: solutions
 # alt1_variables: correct answers written differently from the solution (tf.Variable instead of
-# watch, keyword arguments, assign instead of assign_sub); full marks expected.
+# watch, keyword arguments, assign instead of assign_sub; a prediction in integers, the faulty
+# line copied with its indentation and a comment); full marks expected.
 
 # %% square_grad
 def square_grad(x):
@@ -10,6 +11,9 @@ def square_grad(x):
     return tape.gradient(y, v)
 
 # %% sum_squared_grad
+predicted_dz_dx = [[20, 20], [20, 20]]
+
+
 def sum_squared_grad(x):
     v = tf.Variable(x)
     with tf.GradientTape() as tape:
@@ -17,6 +21,9 @@ def sum_squared_grad(x):
     return tape.gradient(z, v)
 
 # %% train_step
+faulty_line = "    loss_value = loss_object(y, logits)  # runs after the with block"
+
+
 def train_step(model, optimizer, loss_object, x, y):
     with tf.GradientTape() as tape:
         predictions = model(x, training=True)

@@ -1,6 +1,6 @@
 # based on: solutions
 # alt1_variables: correct answers written differently from the solution (tf.Variable instead of
-# watch, tf.square, tuples); full marks expected.
+# watch, tf.square, tuples, a prediction of tuples); full marks expected.
 
 # %% grads_from_one_tape
 def grads_from_one_tape(x):
@@ -22,6 +22,9 @@ def second_derivative(f, x):
     return dy_dx, outer.gradient(dy_dx, v)
 
 # %% product_grads
+predicted_none = [(False, False), (False, True), (True, True), (True, False)]
+
+
 def product_grads(a, b):
     with tf.GradientTape(watch_accessed_variables=False) as tape:
         tape.watch([a, b])

@@ -1,7 +1,7 @@
 # based on: solutions
 # alt2_tf_math: correct answers written differently from the solution (tf.convert_to_tensor and
 # tf.cast, tf.math ops, tape.jacobian, optimizer.apply, a Keras SGD optimizer in fit_line);
-# full marks expected.
+# a prediction as a NumPy array, the faulty line without spaces; full marks expected.
 
 # %% square_grad
 def square_grad(x):
@@ -12,6 +12,9 @@ def square_grad(x):
     return tape.jacobian(y, x)
 
 # %% sum_squared_grad
+predicted_dz_dx = np.full((2, 2), 2.0 * (1.0 + 2.0 + 3.0 + 4.0))
+
+
 def sum_squared_grad(x):
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -19,6 +22,9 @@ def sum_squared_grad(x):
     return tape.gradient(z, x)
 
 # %% train_step
+faulty_line = 'loss_value=loss_object(y,logits)'
+
+
 def train_step(model, optimizer, loss_object, x, y):
     variables = model.trainable_variables
     with tf.GradientTape() as tape:

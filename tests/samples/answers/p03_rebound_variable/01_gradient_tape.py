@@ -1,7 +1,23 @@
 # based on: ada_full
 # p03_rebound_variable: the answers below replace ada_full's; every other answer cell is ada_full's.
+# Its prediction of sum_squared_grad copies the example's numbers (x = ones) instead of working
+# them out at x = [[1, 2], [3, 4]]; its train_step is broken_train_step handed in unfixed.
+
+# %% sum_squared_grad
+predicted_dz_dx = [[8.0, 8.0], [8.0, 8.0]]
+
+
+def sum_squared_grad(x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(x)
+        z = y ** 2
+    return tape.gradient(z, x)
 
 # %% train_step
+faulty_line = "logits = model(x)"
+
+
 def train_step(model, optimizer, loss_object, x, y):
     with tf.GradientTape() as tape:
         logits = model(x)
