@@ -487,11 +487,11 @@ def test_train_with_optimizer_accepts_optimizer_apply_and_copied_gradients(capsy
 # ---------------------------------------------------------------- the grading path
 
 
-def grade(check_name, fn, cases):
-    """Judge ``fn`` on hidden ``cases`` as the grader does: observed by the kernel entry, judged
-    from plain data with ``reveal=False``. Returns None when every case passes, else the
-    CheckFailed."""
-    reply = plain.loads(Entry.observe(check_name, lambda: (fn,), plain.dumps(
+def grade(check_name, fn, cases, *more):
+    """Judge ``fn`` (and the check's further positional arguments ``more``) on hidden ``cases``
+    as the grader does: observed by the kernel entry, judged from plain data with
+    ``reveal=False``. Returns None when every case passes, else the CheckFailed."""
+    reply = plain.loads(Entry.observe(check_name, lambda: (fn, *more), plain.dumps(
         {"cases": cases, "hidden": True, "options": {}})))
     entry = judge.load()[check_name]
     for i, (case, reply_case) in enumerate(zip(cases, reply["cases"])):
@@ -557,12 +557,12 @@ ASSIGNMENT = "05_deep_learning_software"
 
 
 def graded_calls(source):
-    """``(check name, argument name, keyword options)`` of each call of a graded cell."""
+    """``(check name, argument names, keyword options)`` of each call of a graded cell."""
     for statement in ast.parse(source).body:
         call = statement.value
         options = {k.arg: eval(compile(ast.Expression(k.value), "<cell>", "eval"), {"np": np})
                    for k in call.keywords}
-        yield call.func.attr, call.args[0].id, options
+        yield call.func.attr, [a.id for a in call.args], options
 
 
 @pytest.mark.parametrize("student", ["ada_full", "alt1_variables", "alt2_tf_math",
@@ -572,19 +572,20 @@ def test_sample_students_get_their_expected_verdicts_on_the_grading_path(student
     expected = json.loads((ROOT / "tests" / "samples" / "expected" / f"{ASSIGNMENT}.json")
                           .read_text())
     namespace = {"np": np, "tf": tf}
+    notebook = nbformat.read(ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
     for source in read_answers(ROOT / "tests" / "samples" / "answers", student,
                                ASSIGNMENT).values():
         exec(source, namespace)
-    notebook = nbformat.read(ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
     for cell in notebook.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
         if not cell.metadata.get("nbgrader", {}).get("grade"):
             continue
         error = None
-        for check_name, arg, options in graded_calls(cell.source):
+        for check_name, args, options in graded_calls(cell.source):
             entry = judge.load()[check_name]
             cases = options.pop("cases", None) or entry.cases
-            error = grade(check_name, namespace[arg], [plain.roundtrip(c) for c in cases])
+            error = grade(check_name, namespace[args[0]], [plain.roundtrip(c) for c in cases],
+                          *(namespace[a] for a in args[1:]))
             if error is not None:
                 break
         want = expected["points"][student][grade_id]
@@ -592,3 +593,214 @@ def test_sample_students_get_their_expected_verdicts_on_the_grading_path(student
         mistake = expected.get("mistakes", {}).get(student, {}).get(grade_id)
         if mistake:
             assert error.mistake == mistake, f"{grade_id}: {error}"
+
+
+# ------------------------------------- issue 18, part 2: find and fix, predict then measure
+def notebook_cell(start):
+    """The source of the one code cell of 05's solution notebook that starts with ``start``
+    (a cell the student is given: a buggy function, a broken step)."""
+    notebook = nbformat.read(ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    found = [c.source for c in notebook.cells
+             if c.cell_type == "code" and c.source.startswith(start)]
+    assert len(found) == 1, start
+    return found[0]
+
+
+def given(start, name):
+    namespace = {"np": np, "tf": tf}
+    exec(notebook_cell(start), namespace)
+    return namespace[name]
+
+
+def two_layer_slips(x, y, w1, w2, no_mean=False, pre_relu=False, no_mask=False):
+    """two_layer_numpy with any of the three bugs of the notebook's two_layer_numpy_buggy."""
+    n = x.shape[0]
+    h_pre = x @ w1
+    h = np.maximum(h_pre, 0)
+    y_pred = h @ w2
+    loss = np.mean(np.sum((y_pred - y) ** 2, axis=1))
+    grad_y_pred = 2.0 * (y_pred - y) / (1 if no_mean else n)
+    grad_w2 = (h_pre if pre_relu else h).T @ grad_y_pred
+    grad_h = grad_y_pred @ w2.T
+    if not no_mask:
+        grad_h = grad_h * (h_pre > 0)
+    return loss, x.T @ grad_h, grad_w2
+
+
+def test_two_layer_numpy_buggy_of_the_notebook_fails_and_names_grad_w1s_two_slips():
+    # Exercise 3 is find-and-fix: submitted unchanged, the given function scores nothing, and the
+    # check names both slips of grad_w1 at once (the first gradient it compares).
+    buggy = given("def two_layer_numpy_buggy", "two_layer_numpy_buggy")
+    message = fails(checks.check_two_layer_numpy, buggy, says="grad_w1 has 2 slips")
+    assert "times too large" in flat(message) and "ignores the ReLU" in flat(message)
+    # The same bugs, reproduced here, and each of them alone.
+    fails(checks.check_two_layer_numpy,
+          lambda *a: two_layer_slips(*a, no_mean=True, pre_relu=True, no_mask=True),
+          says="grad_w1 has 2 slips")
+
+
+def test_two_layer_numpy_names_grad_w2_before_the_relu():
+    fails(checks.check_two_layer_numpy, lambda *a: two_layer_slips(*a, pre_relu=True),
+          says="grad_w2 is computed from x @ w1, the values before the ReLU")
+    # grad_w1 fixed, grad_w2 still both wrong: its two slips named together.
+    message = fails(checks.check_two_layer_numpy,
+                    lambda *a: two_layer_slips(*a, no_mean=True, pre_relu=True),
+                    says="grad_w1 is N = 8 times too large")
+    fails(checks.check_two_layer_numpy,
+          lambda *a: (two_layer_slips(*a)[0], two_layer_slips(*a)[1],
+                      two_layer_slips(*a, no_mean=True, pre_relu=True)[2]),
+          says="grad_w2 has 2 slips at once: (1) grad_w2 is N = 8 times too large")
+    assert message
+
+
+def test_two_layer_numpy_fixed_from_the_buggy_one_passes(capsys):
+    checks.check_two_layer_numpy(two_layer_slips)
+    assert "passed" in capsys.readouterr().out
+
+
+def test_grading_path_two_layer_numpy_slips_show_no_hidden_value():
+    cases = [{"seed": 3, "n": 64, "d": 300, "h": 40}]
+    buggy = given("def two_layer_numpy_buggy", "two_layer_numpy_buggy")
+    message = flat(grade("check_two_layer_numpy", buggy, cases))
+    assert "2 slips" in message and "hidden case 1" in message, message
+    assert not any(s in message for s in ("64", "300", "40")), message
+
+
+# step_report: predict, then measure
+def step_report(step, x, y, w1, w2, lr, calls):
+    w1_before, w2_before = w1.numpy(), w2.numpy()
+    losses = [float(step(x, y, w1, w2, lr)) for _ in range(calls)]
+    changed = not (np.array_equal(w1_before, w1.numpy())
+                   and np.array_equal(w2_before, w2.numpy()))
+    return losses, changed
+
+
+STEP_HIDDEN = [{"step": "late_loss", "seed": 21, "n": 12, "d": 10, "h": 6, "lr": 0.02, "calls": 3},
+               {"step": "w2_only", "seed": 22, "n": 8, "d": 12, "h": 5, "lr": 0.01, "calls": 3},
+               {"step": "sgd", "seed": 23, "n": 10, "d": 6, "h": 4, "lr": 0.05, "calls": 1}]
+
+
+def check_report(fn, drop=0.0, change=False, cases=None, hidden=False):
+    checks.check_step_report(fn, drop, change, cases=cases, hidden=hidden)
+
+
+def test_step_report_accepts_a_measuring_report_and_right_predictions(capsys):
+    check_report(step_report)
+    check_report(step_report, cases=STEP_HIDDEN, hidden=True)
+    # Predictions written another way: an int, a scalar tensor, a NumPy bool.
+    check_report(step_report, 0, np.bool_(False))
+    check_report(step_report, tf.constant(0.0), False)
+    assert capsys.readouterr().out.count("passed") == 4
+
+
+def test_step_report_accepts_tensor_snapshots_and_variable_copies(capsys):
+    def identities(step, x, y, w1, w2, lr, calls):
+        start = [tf.identity(w1), tf.identity(w2)]
+        losses = [step(x, y, w1, w2, lr) for _ in range(calls)]
+        return losses, bool(tf.reduce_any(start[0] != w1) or tf.reduce_any(start[1] != w2))
+
+    def variables(step, x, y, w1, w2, lr, calls):
+        before = [tf.Variable(w1), tf.Variable(w2)]
+        losses = []
+        for _ in range(calls):
+            losses.append(step(x, y, w1, w2, lr).numpy().item())
+        return losses, any(bool(tf.reduce_any(a != b)) for a, b in zip(before, [w1, w2]))
+    for fn in (identities, variables):
+        check_report(fn)
+        check_report(fn, cases=STEP_HIDDEN, hidden=True)
+    assert capsys.readouterr().out.count("passed") == 4
+
+
+def test_step_report_rejects_wrong_predictions_after_a_right_report():
+    # The student thought the step trains: a drop, weights that move.
+    fails_with(check_report, step_report, None, "prediction predicted_loss_drop",
+               "you wrote 3000.0", "what the report shows", drop=3000.0)
+    fails_with(check_report, step_report, None, "prediction predicted_weights_change",
+               "you wrote True", change=True)
+    # False is not a number of the drop, 0 is not a bool of the change.
+    fails_with(check_report, step_report, None, "predicted_loss_drop", drop=False)
+    fails_with(check_report, step_report, None, "predicted_weights_change", change=0)
+    fails_with(check_report, step_report, None, "neither", drop=...)
+
+
+def test_step_report_rejects_a_report_that_never_calls_the_step():
+    # Right numbers on broken_sgd_step without the idea: the losses computed, the answer assumed.
+    def assumes(step, x, y, w1, w2, lr, calls):
+        return [float(tf_loss(x, y, w1, w2))] * calls, False
+    fails_with(check_report, assumes, "M21", "never called the step", "measure")
+
+
+def test_step_report_rejects_losses_it_computed_itself():
+    def own_losses(step, x, y, w1, w2, lr, calls):
+        before = w1.numpy(), w2.numpy()
+        losses = []
+        for _ in range(calls):
+            losses.append(float(tf_loss(x, y, w1, w2)))
+            step(x, y, w1, w2, lr)
+        changed = not (np.array_equal(before[0], w1.numpy())
+                       and np.array_equal(before[1], w2.numpy()))
+        return losses, changed
+    check_report(own_losses)  # the visible steps return the loss before the update: it passes
+    fails_with(check_report, own_losses, "M21", "instead of recording what the step returned",
+               cases=STEP_HIDDEN, hidden=True)
+
+
+def test_step_report_rejects_change_inferred_from_the_losses():
+    def inferred(step, x, y, w1, w2, lr, calls):
+        losses = [float(step(x, y, w1, w2, lr)) for _ in range(calls)]
+        return losses, len(set(losses)) > 1
+    check_report(inferred)  # right on the visible steps
+    fails_with(check_report, inferred, "M21", "infers from them whether the weights changed",
+               "look at the weights themselves", cases=STEP_HIDDEN[2:], hidden=True)
+
+
+def test_step_report_names_the_variable_kept_instead_of_a_copy():
+    def aliased(step, x, y, w1, w2, lr, calls):
+        before = [w1, w2]
+        losses = [float(step(x, y, w1, w2, lr)) for _ in range(calls)]
+        return losses, not all(np.array_equal(b.numpy(), w.numpy())
+                               for b, w in zip(before, (w1, w2)))
+    fails_with(check_report, aliased, None, "did you keep the variables themselves",
+               "w1.numpy()")
+
+
+def test_step_report_rejects_calls_and_returns_of_the_wrong_form():
+    def twice(step, x, y, w1, w2, lr, calls):
+        losses, changed = step_report(step, x, y, w1, w2, lr, calls)
+        step(x, y, w1, w2, lr)
+        return losses, changed
+    fails_with(check_report, twice, None, "exactly `calls` times", "(6 for 5)")
+    fails_with(check_report, lambda *a: step_report(*a)[0], None, "2 values")
+    fails_with(check_report, lambda *a: (step_report(*a)[0], "no"), None, "Python bool")
+
+
+def test_broken_sgd_step_of_the_notebook_trains_nothing_and_fails_sgd_step():
+    broken = given("@tf.function\ndef broken_sgd_step", "broken_sgd_step")
+    # What the predictions are about, measured with the report, on the notebook's problem.
+    x, y, w1, w2 = checks.two_layer_problem()
+    losses, changed = step_report(broken, tf.constant(x), tf.constant(y), tf.Variable(w1),
+                                  tf.Variable(w2), tf.constant(1e-5), 5)
+    assert losses[0] - losses[-1] == judge.by_name("step_report").judge.__globals__[
+        "BROKEN_STEP_TRUTH"]["predicted_loss_drop"] and changed is False
+    # Exercise 4b is find-and-fix: submitted unchanged, broken_sgd_step is the rebinding (M03).
+    fails(checks.check_sgd_step, broken, "M03", "assign_sub")
+
+
+def test_grading_path_step_report():
+    assert grade("check_step_report", step_report, STEP_HIDDEN, 0.0, False) is None
+    error = grade("check_step_report", step_report, STEP_HIDDEN, 3000.0, False)
+    assert error.code == "prediction" and "3000" not in str(error)
+
+    def inferred(step, x, y, w1, w2, lr, calls):
+        losses = [float(step(x, y, w1, w2, lr)) for _ in range(calls)]
+        return losses, len(set(losses)) > 1
+    error = grade("check_step_report", inferred, STEP_HIDDEN, 0.0, False)
+    message = flat(error)
+    assert error.mistake == "M21" and "hidden case 3" in message, message
+    assert not any(s in message for s in ("0.05", "late_loss", "sgd step", "1 calls")), message
+
+    def twice(step, x, y, w1, w2, lr, calls):
+        step(x, y, w1, w2, lr)
+        return step_report(step, x, y, w1, w2, lr, calls)
+    message = flat(grade("check_step_report", twice, STEP_HIDDEN, 0.0, False))
+    assert "exactly `calls` times" in message and "for 3" not in message, message

@@ -17,7 +17,11 @@ exercise               the idea, and the evidence the kernel half observes
 graph_backward_numpy   the backward pass by hand: no tape.gradient / tf.gradients call ran
 graph_backward_tape    the gradients come from tape.gradient (its results, or for a tf.function,
                        graph outputs computed from them)
-two_layer_numpy        backpropagation by hand in NumPy: no automatic differentiation ran
+two_layer_numpy        backpropagation by hand in NumPy (a buggy backward pass found and
+                       fixed): no automatic differentiation ran
+step_report            predict, then measure what a step does: the step it was given ran
+                       ``calls`` times (a counting wrapper), on steps it has never seen; the
+                       predictions about broken_sgd_step are read from the notebook
 sgd_step               tape.gradient computed gradients for w1 and w2 when the step's code is
                        traced, and the graph's in-place updates of w1 and w2 use them
 train_with_optimizer   the given optimizer stepped once per step (optimizer.iterations), with
@@ -25,8 +29,8 @@ train_with_optimizer   the given optimizer stepped once per step (optimizer.iter
 relu_custom            tf.custom_gradient attached the backward (its IdentityN op is traced)
 =====================  ========================================================================
 
-Every check has the signature ``check_<name>(fn, cases=None, hidden=False)``: ``fn`` is the
-student's function, ``cases`` replaces the default (visible) inputs, ``hidden=True`` names cases by
+Every check has the signature ``check_<name>(fn, cases=None, hidden=False)`` (``check_step_report``
+also takes the two predictions after ``fn``): ``fn`` is the student's function, ``cases`` replaces the default (visible) inputs, ``hidden=True`` names cases by
 number only. Failing raises :class:`~autograder.checks.compare.CheckFailed`; passing prints one line.
 """
 from __future__ import annotations
@@ -42,12 +46,13 @@ from .compare import CheckFailed, fail
 from .harness import (call, exercise_check, explain_missing_gradient, is_tf_function,
                       recording_gradients)
 from .judge.software import (NOT_TF_FUNCTION, RELU_MODES, graph_inputs, relu_inputs,
-                             scaled_problem, two_layer_inputs, two_layer_problem)
+                             scaled_problem, step_case, two_layer_inputs, two_layer_problem)
 
 __all__ = [
     "check_graph_backward_numpy",
     "check_graph_backward_tape",
     "check_two_layer_numpy",
+    "check_step_report",
     "check_sgd_step",
     "check_train_with_optimizer",
     "check_relu_custom",
@@ -260,6 +265,86 @@ def collect_two_layer_numpy(fn, case, ctx):
 
 
 check_two_layer_numpy = exercise_check("check_two_layer_numpy", collect_two_layer_numpy)
+
+
+# ------------------------------------------- 4a. predict, then measure: what a step does
+def _two_layer_loss(x, y, w1, w2):
+    return tf.reduce_mean(tf.reduce_sum((tf.nn.relu(x @ w1) @ w2 - y) ** 2, axis=1))
+
+
+def _step_of(kind: str):
+    """A new tf.function ``step(x, y, w1, w2, lr) -> loss`` of the kind ``kind``
+    (:data:`autograder.checks.judge.software.STEP_KINDS`): ``"rebinding"`` is the notebook's
+    broken_sgd_step."""
+    @tf.function
+    def step(x, y, w1, w2, lr):
+        with tf.GradientTape() as tape:
+            loss = _two_layer_loss(x, y, w1, w2)
+        grad_w1, grad_w2 = tape.gradient(loss, [w1, w2])
+        if kind == "rebinding":
+            w1 = w1 - lr * grad_w1
+            w2 = w2 - lr * grad_w2
+        elif kind == "w2_only":
+            w1 = w1 - lr * grad_w1
+            w2.assign_sub(lr * grad_w2)
+        else:
+            w1.assign_sub(lr * grad_w1)
+            w2.assign_sub(lr * grad_w2)
+        if kind == "late_loss":
+            return _two_layer_loss(x, y, w1, w2)
+        return loss
+    return step
+
+
+def _plain_prediction(value):
+    """A prediction as it may travel: a Python number or bool (NumPy scalars and scalar tensors
+    turned into one), else None."""
+    if hasattr(value, "numpy") and getattr(value, "shape", None) == ():
+        value = value.numpy()
+    if isinstance(value, np.generic):
+        value = value.item()
+    return value if isinstance(value, (bool, int, float)) else None
+
+
+def collect_step_report(fn, predicted_loss_drop, predicted_weights_change, case, ctx):
+    """Kernel half of ``check_step_report``: ``fn(step, x, y, w1, w2, lr, calls) -> (losses,
+    changed)``, a report of what ``calls`` calls of ``step`` do: the losses they returned and
+    whether the ``tf.Variable`` weights hold other values afterwards. A case is ``{"step": kind,
+    "seed", "n", "d", "h", "lr", "calls"}``: ``step`` is a new tf.function of that kind
+    (:func:`_step_of`; ``"rebinding"`` is broken_sgd_step), wrapped to count its calls.
+    ``predicted_loss_drop`` and ``predicted_weights_change`` are the notebook's predictions of
+    what five calls of broken_sgd_step do.
+
+    Returns:
+        ``{"n_losses", "losses": the first calls + 1, "changed": as returned, "step_calls": how
+        many times the step ran, "predicted_loss_drop", "predicted_weights_change": the
+        predictions (None when not a number or bool)}``.
+    """
+    __tracebackhide__ = True
+    kind, x, y, w1_0, w2_0, lr, calls = step_case(case)
+    inner, ran = _step_of(kind), []
+
+    def step(*args, **kwargs):
+        ran.append(True)
+        return inner(*args, **kwargs)
+
+    w1, w2 = tf.Variable(w1_0), tf.Variable(w2_0)
+    result = call(fn, step, tf.constant(x), tf.constant(y), w1, w2, tf.constant(lr, tf.float32),
+                  calls, what=ctx.what)
+    losses, changed = _unpack(result, 2, ctx, "losses, changed")
+    try:
+        kept = list(losses[: calls + 1])
+        count = len(losses)
+    except Exception:  # not a sequence
+        fail(f"{ctx.what} should return a list of losses and a bool, got "
+             f"{type(losses).__name__} for the losses.", code="type")
+    return {"n_losses": count, "losses": kept, "changed": _plain_prediction(changed),
+            "step_calls": len(ran),
+            "predicted_loss_drop": _plain_prediction(predicted_loss_drop),
+            "predicted_weights_change": _plain_prediction(predicted_weights_change)}
+
+
+check_step_report = exercise_check("check_step_report", collect_step_report)
 
 
 # ------------------------------------------------------ 4. one SGD step with assign_sub

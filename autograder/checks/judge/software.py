@@ -4,7 +4,7 @@ Each judge takes a case, the observations of the kernel half (``autograder/check
 and a :class:`~autograder.checks.judge.Context`. References come from mathematics: the graph
 ``c = sum(x * y + z)`` has the gradients ``(y, x, 1)``; the two-layer network's loss and gradients
 are its derivative, written out below in float64; optimizer trajectories follow Keras's update
-rules.
+rules; what the steps handed to step_report do follows from their kind (:func:`step_trajectory`).
 
 The problems are made here from the case (seeds and sizes), by the NumPy-only generators below:
 the kernel half imports them, so both halves build the same inputs, and a case travels as a few
@@ -262,9 +262,10 @@ def _two_layer_label(case) -> str:
 
 @exercise("two_layer_numpy", module=MODULE, cases=[{"seed": 1, "n": 8, "d": 6, "h": 5}],
           label=_two_layer_label,
-          idea="backpropagation through the two-layer ReLU network written by hand in NumPy "
-               "(the chain rule, one line per node, with the ReLU's mask): no tape may compute "
-               "the gradients.",
+          idea="backpropagation through the two-layer ReLU network by hand in NumPy, found "
+               "and fixed in a buggy backward pass (the chain rule, one line per node: the "
+               "mean's 1/N, h (after the ReLU) for grad_w2, the ReLU's mask for grad_w1): no "
+               "tape may compute the gradients.",
           kernel_evidence="whether tape.gradient, tf.gradients or a forward accumulator ran "
                           "while two_layer_numpy ran",
           findings={
@@ -277,7 +278,9 @@ def _two_layer_label(case) -> str:
 def two_layer_numpy(case, obs, ctx):
     """``obs``: ``loss``, ``grad_w1``, ``grad_w2``, ``autodiff_calls``. Reference: the loss and
     its gradients in float64 (:func:`two_layer_reference`); messages name the usual slips (the
-    mean's 1/N or the square's 2 forgotten, the ReLU's mask missing, a transpose)."""
+    mean's 1/N or the square's 2 forgotten, the ReLU's mask missing, grad_w2 taken before the
+    ReLU, a transpose), several at once when a gradient has more than one (the notebook's
+    two_layer_numpy_buggy has three: the exercise is to find and fix them)."""
     x, y, w1, w2 = two_layer_inputs(case)
     n, d = x.shape
     shown_n, shown_d = (f" = {n}", f" = {d}") if ctx.reveal else ("", "")
@@ -294,6 +297,7 @@ def two_layer_numpy(case, obs, ctx):
                      f"errors over axis=1 first, then average over the examples.",
                      code="loss_mean_all")
         ctx.close(loss, want_loss, ", the loss", rtol=1e-6)
+    variants = _two_layer_variants(x, y, w1, w2)
     for name, want, hint in (("grad_w1", want_g1, "x.T @ grad_h"),
                              ("grad_w2", want_g2, "h.T @ grad_y_pred")):
         got = _array(ctx, obs[name], f", {name}")
@@ -303,31 +307,233 @@ def two_layer_numpy(case, obs, ctx):
                      f"transposes: {name} = {hint}.", code="shape")
         if _near(got, want, 1e-6):
             continue
-        scale = _scale(got, want)
-        if scale is not None and _near(got, scale * want, 1e-6):
-            if np.isclose(scale, n):
-                ctx.fail(f"{ctx.what}: {name} is N{shown_n} times too large: the loss is a mean, "
-                         f"so grad_y_pred = 2 * (y_pred - y) / N.", code="grad_no_mean")
-            if np.isclose(scale, 0.5):
-                ctx.fail(f"{ctx.what}: {name} is half the right value: d(e^2)/de = 2e, so "
-                         f"grad_y_pred = 2 * (y_pred - y) / N.", code="grad_half")
-            if np.isclose(scale, 0.5 * n):
-                ctx.fail(f"{ctx.what}: {name} is N/2 times too large: grad_y_pred = "
-                         f"2 * (y_pred - y) / N (the factor 2 of the square and the 1/N of the "
-                         f"mean).", code="grad_no_two_mean")
-            if np.isclose(scale, -1):
-                ctx.fail(f"{ctx.what}: {name} has the wrong sign: grad_y_pred = "
-                         f"2 * (y_pred - y) / N.", code="grad_sign")
-        if name == "grad_w1" and _near(got, two_layer_reference(x, y, w1, w2, False)[1], 1e-6):
-            ctx.fail(f"{ctx.what}: grad_w1 ignores the ReLU: its gradient is 0 where x @ w1 < 0. "
-                     f"Set grad_h[x @ w1 < 0] = 0 (or multiply by the mask) before "
-                     f"grad_w1 = x.T @ grad_h.", code="no_mask")
+        slips = _two_layer_slips(name, got, variants[name], n, shown_n)
+        if len(slips) == 1:
+            ctx.fail(f"{ctx.what}: {slips[0][1]}.", code=slips[0][0])
+        if slips:
+            ctx.fail(f"{ctx.what}: {name} has {len(slips)} slips at once: "
+                     + " ".join(f"({i}) {words}." for i, (_, words) in enumerate(slips, 1)),
+                     code=slips[0][0])
         ctx.close(got, want, f", {name}", rtol=1e-6, atol=1e-8)
     if obs["autodiff_calls"] != 0:
         ctx.fail(f"{ctx.what} {BY_HAND}.",
                  fix="write the backward pass in NumPy, one line per step, as the notebook "
                      "shows: grad_y_pred, grad_w2, grad_h, the ReLU's mask, grad_w1.",
                  mistake="M21", code="tape_used")
+
+
+def _two_layer_variants(x, y, w1, w2) -> dict:
+    """The known slips of two_layer_numpy's backward pass that change a gradient's structure, not
+    only its scale: for each gradient, ``[(code, words, array)]``, the right one first (code
+    None). ``grad_w1`` without the ReLU's mask; ``grad_w2`` from ``x @ w1`` (before the ReLU)
+    instead of ``h``. A variant equal to the right gradient (no negative activation) is left
+    out."""
+    x, y, w1, w2 = (np.asarray(a, dtype=np.float64) for a in (x, y, w1, w2))
+    _, g1, g2 = two_layer_reference(x, y, w1, w2)
+    active = x @ w1
+    d_out = (np.where(active > 0, active, 0.0) @ w2 - y) * (2.0 / len(x))
+    found = {"grad_w1": [(None, None, g1)], "grad_w2": [(None, None, g2)]}
+    unmasked = two_layer_reference(x, y, w1, w2, relu_mask=False)[1]
+    if not _near(unmasked, g1, 1e-6):
+        found["grad_w1"].append((
+            "no_mask", "grad_w1 ignores the ReLU: its gradient is 0 where x @ w1 < 0. Set "
+            "grad_h[x @ w1 < 0] = 0 (or multiply by the mask) before grad_w1 = x.T @ grad_h",
+            unmasked))
+    before_relu = active.T @ d_out
+    if not _near(before_relu, g2, 1e-6):
+        found["grad_w2"].append((
+            "grad_w2_pre_relu", "grad_w2 is computed from x @ w1, the values before the ReLU: "
+            "w2 multiplies h = relu(x @ w1), so grad_w2 = h.T @ grad_y_pred", before_relu))
+    return found
+
+
+def _two_layer_slips(name, got, variants, n, shown_n) -> list:
+    """The slips ``[(code, words)]`` that explain ``got`` (the student's ``name``): a variant of
+    :func:`_two_layer_variants` times a known wrong factor of grad_y_pred (the mean's 1/N or the
+    square's 2 forgotten, a sign), fewest slips first; ``[]`` when none does."""
+    factors = [(1.0, None, None),
+               (float(n), "grad_no_mean", f"{name} is N{shown_n} times too large: the loss is a "
+                f"mean, so grad_y_pred = 2 * (y_pred - y) / N"),
+               (0.5, "grad_half", f"{name} is half the right value: d(e^2)/de = 2e, so "
+                "grad_y_pred = 2 * (y_pred - y) / N"),
+               (0.5 * n, "grad_no_two_mean", f"{name} is N/2 times too large: grad_y_pred = "
+                "2 * (y_pred - y) / N (the factor 2 of the square and the 1/N of the mean)"),
+               (-1.0, "grad_sign", f"{name} has the wrong sign: grad_y_pred = "
+                "2 * (y_pred - y) / N")]
+    candidates = []
+    for code, words, base in variants:
+        for factor, factor_code, factor_words in factors:
+            if factor_code is not None and np.isclose(factor, 1.0):
+                continue  # N = 1 or N = 2: that factor changes nothing
+            slips = [(c, w) for c, w in ((factor_code, factor_words), (code, words)) if c]
+            if slips:
+                candidates.append((len(slips), slips, factor * base))
+    for _, slips, array in sorted(candidates, key=lambda c: c[0]):
+        if _near(got, array, 1e-6):
+            return slips
+    return []
+
+
+# ------------------------------------------- 4a. predict, then measure: what a step does
+
+#: The steps check_step_report hands a student's step_report (the kernel half builds each as a
+#: tf.function of the same name): ``kind -> (what it does, whether it changes the weights)``.
+STEP_KINDS = {
+    "rebinding": ("broken_sgd_step of the notebook: w1 = w1 - lr * grad_w1 rebinds the local "
+                  "names, the variables stay as they were", False),
+    "sgd": ("a working step: assign_sub on both weights, returns the loss before the update",
+            True),
+    "w2_only": ("updates w2 in place but rebinds w1", True),
+    "late_loss": ("a working step that returns the loss after its update", True),
+}
+
+#: What five calls of broken_sgd_step do on the notebook's lecture problem (the predictions are
+#: about this): the loss drop from the first to the fifth call, and whether the weights change.
+BROKEN_STEP_TRUTH = {"predicted_loss_drop": 0.0, "predicted_weights_change": False}
+
+#: How far a predicted drop may be from 0: float32 values near the notebook's loss (5.1e7) are
+#: 4 apart, so a drop under 64 is no drop (a student who writes what the report printed).
+PREDICTION_ATOL = 64.0
+
+
+def step_trajectory(kind, x, y, w1, w2, lr, calls):
+    """What ``calls`` calls of the step ``kind`` (:data:`STEP_KINDS`) return, from w1, w2: the
+    list of losses (float64), and whether the weights change."""
+    weights = [np.asarray(w1, np.float64), np.asarray(w2, np.float64)]
+    losses = []
+    for _ in range(int(calls)):
+        value, g1, g2 = two_layer_reference(x, y, *weights)
+        if kind in ("sgd", "late_loss"):
+            weights = [weights[0] - lr * g1, weights[1] - lr * g2]
+        elif kind == "w2_only":
+            weights = [weights[0], weights[1] - lr * g2]
+        losses.append(two_layer_reference(x, y, *weights)[0] if kind == "late_loss" else value)
+    return losses, STEP_KINDS[kind][1]
+
+
+def step_case(case):
+    """``(kind, x, y, w1, w2, lr, calls)`` of a step_report case ``{"step", "seed", "n", "d",
+    "h", "lr", "calls"}``: the problem of :func:`scaled_problem`, float32."""
+    kind = str(case["step"])
+    if kind not in STEP_KINDS:
+        raise ValueError(f"unknown step kind {kind!r}")
+    x, y, w1, w2 = scaled_problem(case["seed"], case["n"], case["d"], case["h"])
+    return kind, x, y, w1, w2, float(case["lr"]), int(case["calls"])
+
+
+_STEP_NAMES = {"rebinding": "broken_sgd_step", "sgd": "a working SGD step",
+               "w2_only": "a step that updates only w2",
+               "late_loss": "a step that returns the loss after its update"}
+
+
+def _step_label(case) -> str:
+    return f"{_STEP_NAMES.get(case['step'], case['step'])}, {case['calls']} calls"
+
+
+def _prediction(value):
+    """A prediction as observed (a number, a bool, a 0-d array) as a Python value, or None."""
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "biuf":
+        value = value.item()
+    if isinstance(value, bool) or isinstance(value, (int, float)):
+        return value
+    return None
+
+
+@exercise("step_report", module=MODULE,
+          cases=[{"step": "rebinding", "seed": 2, "n": 16, "d": 20, "h": 8, "lr": 0.01,
+                  "calls": 5},
+                 {"step": "sgd", "seed": 2, "n": 16, "d": 20, "h": 8, "lr": 0.01, "calls": 3}],
+          label=_step_label,
+          idea="predict what a training step does, then measure it: step_report calls the step "
+               "it is given and reports the losses it returned and whether the variables' values "
+               "changed (copies taken before the calls, compared after), and the predictions "
+               "about broken_sgd_step (no loss drop, no change) agree with what it measures.",
+          kernel_evidence="how many times step_report called the step it was given",
+          findings={
+              "count": ("{what} should return 2 values (losses, changed).",
+                        "return them as one tuple: `return losses, changed`."),
+              "type": ("{what} should return a list of losses and a bool.",
+                       "return `[float(loss) for each call], changed` with changed a Python "
+                       "bool."),
+          })
+def step_report(case, obs, ctx):
+    """``obs``: ``n_losses``, ``losses`` (the first ``calls + 1`` returned), ``changed`` (as
+    returned), ``step_calls`` (how many times the step given to step_report ran), and the two
+    predictions, ``predicted_loss_drop`` and ``predicted_weights_change``. Reference: the step's
+    losses and whether it changes the weights, from the case's kind (:func:`step_trajectory`);
+    the predictions are about broken_sgd_step (:data:`BROKEN_STEP_TRUTH`)."""
+    kind, x, y, w1, w2, lr, calls = step_case(case)
+    want_losses, want_changed = step_trajectory(kind, x, y, w1, w2, lr, calls)
+    if obs["step_calls"] == 0:
+        ctx.fail(f"{ctx.what} never called the step it was given: a report must measure what "
+                 f"the step does, not say what it should do.",
+                 fix="call `step(x, y, w1, w2, lr)` `calls` times and keep what each call "
+                     "returns.", mistake="M21", code="step_not_called")
+    if obs["step_calls"] != calls:
+        counts = f" ({obs['step_calls']} for {calls})" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what} should call the step exactly `calls` times{counts}.",
+                 fix="one call per loop iteration: `for _ in range(calls):`.",
+                 code="call_count")
+    if obs["n_losses"] != calls:
+        counts = f" ({calls}), got {obs['n_losses']}" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what}: expected one loss per call{counts}.",
+                 fix="append float(step(x, y, w1, w2, lr)) once per call.", code="loss_count")
+    got = [_scalar(ctx, v, ", a loss") for v in obs["losses"][:calls]]
+    # float32 through matmuls: TF32_RTOL (TensorFloat-32 on GPUs).
+    if not np.allclose(got, want_losses, rtol=TF32_RTOL, atol=1e-6):
+        if kind == "late_loss":
+            before, _ = step_trajectory("sgd", x, y, w1, w2, lr, calls)
+            if np.allclose(got, before, rtol=TF32_RTOL, atol=1e-6):
+                ctx.fail(f"{ctx.what} reports the loss before each update, but this step "
+                         f"returns the loss after it: step_report computed the losses itself "
+                         f"instead of recording what the step returned.",
+                         fix="keep what each call returns: "
+                             "`losses.append(float(step(x, y, w1, w2, lr)))`.",
+                         mistake="M21", code="losses_not_observed")
+        ctx.close(got, want_losses, ", the losses (what each call of the step returned)",
+                  rtol=TF32_RTOL, atol=1e-6)
+    changed = _prediction(obs["changed"])
+    if not isinstance(changed, bool):
+        ctx.fail(f"{ctx.what}: changed should be a Python bool (True or False).",
+                 fix="compare the copies with the values after the calls and return a bool: "
+                     "`bool(np.any(w1_before != w1.numpy()) or ...)`.", code="changed_type")
+    if changed != want_changed:
+        inferred = len(set(got)) > 1
+        if changed == inferred:
+            ctx.fail(f"{ctx.what} reports the losses right but infers from them whether the "
+                     f"weights changed; the losses do not say it (one call, or a step whose "
+                     f"loss does not move): look at the weights themselves.",
+                     fix="copy the values before the first call (`w1_before = w1.numpy()`, "
+                         "same for w2) and compare them with `w1.numpy()`, `w2.numpy()` after "
+                         "the last.", mistake="M21", code="changed_from_losses")
+        if want_changed:
+            ctx.fail(f"{ctx.what} says the weights did not change, but this step changes "
+                     f"them: did you keep the variables themselves (`before = w1`)? A "
+                     f"variable changes in place, so it always equals itself.",
+                     fix="keep copies of the values before the first call: "
+                         "`w1_before = w1.numpy()`, `w2_before = w2.numpy()`.",
+                     code="changed_missed")
+        ctx.fail(f"{ctx.what} says the weights changed, but this step leaves them as they were "
+                 f"(compare the values, not the objects: a new tensor is never the variable).",
+                 fix="compare copies of the values: `np.array_equal(w1_before, w1.numpy())`.",
+                 code="changed_wrong")
+    for name, truth in BROKEN_STEP_TRUTH.items():
+        guess = _prediction(obs[name])
+        if name == "predicted_weights_change":
+            ok = isinstance(guess, bool) and guess == truth
+            kind_words = "True or False"
+        else:
+            ok = (guess is not None and not isinstance(guess, bool)
+                  and abs(guess - truth) <= PREDICTION_ATOL)
+            kind_words = "a number"
+        if not ok:
+            wrote = "something that is neither" if guess is None else repr(guess)
+            shown = f" (you wrote {wrote})" if ctx.reveal else ""
+            ctx.fail(f"{ctx.what}: your step_report works, but the prediction {name}{shown} is "
+                     f"not what broken_sgd_step does. Run the cell after the check: your report "
+                     f"shows its five losses and whether its weights change; then read why.",
+                     fix=f"set {name} to what the report shows ({kind_words}).",
+                     code="prediction")
 
 
 # ------------------------------------------------------ 4. one SGD step with assign_sub

@@ -1,7 +1,7 @@
 # based on: solutions
 # alt1_variables: correct answers written differently from the solution (array methods, a ReLU
-# mask product, tf.Variable copies of the inputs, assign, an eager loop, tf.where); full marks
-# expected.
+# mask product, tf.Variable copies of the inputs and of the weights, assign, an eager loop,
+# tf.where); full marks expected.
 
 # %% graph_backward_numpy
 def graph_backward_numpy(x, y, z):
@@ -26,6 +26,19 @@ def two_layer_numpy(x, y, w1, w2):
     grad_w2 = h.T @ grad_y_pred
     grad_w1 = x.T @ ((grad_y_pred @ w2.T) * (h_pre > 0))
     return loss, grad_w1, grad_w2
+
+# %% step_report
+predicted_loss_drop = 0          # the same loss at every call: nothing is assigned
+predicted_weights_change = False
+
+
+def step_report(step, x, y, w1, w2, lr, calls):
+    before = [tf.Variable(w1), tf.Variable(w2)]   # new variables: copies of the values
+    losses = []
+    for _ in range(calls):
+        losses.append(float(step(x, y, w1, w2, lr)))
+    changed = any(bool(tf.reduce_any(a != b)) for a, b in zip(before, [w1, w2]))
+    return losses, changed
 
 # %% sgd_step
 @tf.function

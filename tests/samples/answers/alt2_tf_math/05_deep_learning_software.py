@@ -1,7 +1,7 @@
 # based on: solutions
 # alt2_tf_math: correct answers written differently from the solution (np.multiply and
-# np.full_like, a dict of sources, np.einsum, tf.math ops, optimizer.apply in a tf.function,
-# tf.where in the forward pass); full marks expected.
+# np.full_like, a dict of sources, np.einsum, tf.identity snapshots and a while loop, tf.math
+# ops, optimizer.apply in a tf.function, tf.where in the forward pass); full marks expected.
 
 # %% graph_backward_numpy
 def graph_backward_numpy(x, y, z):
@@ -28,6 +28,19 @@ def two_layer_numpy(x, y, w1, w2):
     grad_h = np.where(h_pre > 0, np.einsum("nd,hd->nh", grad_y_pred, w2), 0.0)
     grad_w1 = np.einsum("nd,nh->dh", x, grad_h)
     return loss, grad_w1, grad_w2
+
+# %% step_report
+predicted_weights_change = False   # w1 = w1 - ... only rebinds a name
+predicted_loss_drop = 0.0 * 5e7
+
+
+def step_report(step, x, y, w1, w2, lr, calls):
+    start = [tf.identity(w) for w in (w1, w2)]
+    losses = []
+    while len(losses) < calls:
+        losses.append(step(x, y, w1, w2, lr).numpy().item())
+    same = all(np.array_equal(s.numpy(), w.numpy()) for s, w in zip(start, (w1, w2)))
+    return losses, not same
 
 # %% sgd_step
 @tf.function
