@@ -55,6 +55,24 @@ def _course_modules():
     return names | {n for n in WATCHED if n in sys.modules}
 
 
+def _observed_classes():
+    """The TensorFlow classes whose methods the checks' evidence rests on (a replaced
+    ``GradientTape.gradient`` would forge which values a tape produced)."""
+    tf = sys.modules.get("tensorflow")
+    if tf is None:
+        return []
+    names = ("GradientTape", "autodiff.ForwardAccumulator", "Variable", "Module",
+             "keras.optimizers.Optimizer", "data.Dataset", "TensorArray")
+    found = []
+    for name in names:
+        value = tf
+        for part in name.split("."):
+            value = getattr(value, part, None)
+        if isinstance(value, type):
+            found.extend(c for c in value.__mro__ if c is not object and c not in found)
+    return found
+
+
 def _state():
     ip = get_ipython()
     kernel = getattr(ip, "kernel", None)
@@ -95,6 +113,10 @@ def _state():
                 and k not in ("last_type", "last_value", "last_traceback", "last_exc")}
             for n in modules if sys.modules.get(n) is not None},
         "a name the notebook imported from the course": course_values,
+        "a method of tf.GradientTape or of another class the checks observe": {
+            cls.__qualname__: sorted((k, _fingerprint(v)) for k, v in vars(cls).items()
+                                     if callable(v) or isinstance(v, (staticmethod, classmethod)))
+            for cls in _observed_classes()},
     }
 
 
@@ -130,6 +152,28 @@ def _same_methods(cls, node, class_code):
                     or code.co_consts != fresh[item.name].co_consts:
                 return False
     return True
+
+
+def _course_function(item, checks_dir, trusted) -> bool:
+    """Whether a value found in a check module's table is not a function, or a function of a
+    trusted file; one of a check module's own file must be that module's attribute of its name
+    (which :func:`_check_modules` compares with the file)."""
+    import os
+
+    if not isinstance(item, types.FunctionType):
+        return True
+    while hasattr(item, "__wrapped__") and isinstance(item.__wrapped__, types.FunctionType):
+        item = item.__wrapped__
+    path = os.path.realpath(item.__code__.co_filename)
+    if not path.startswith(trusted):
+        return False
+    if not path.startswith(os.path.realpath(checks_dir) + os.sep) or item.__name__ == "<lambda>":
+        return True
+    owner = sys.modules.get(item.__module__)
+    held = getattr(owner, item.__name__, None)
+    while hasattr(held, "__wrapped__") and held is not item:
+        held = held.__wrapped__
+    return held is item
 
 
 def _check_modules(checks_dir):
@@ -171,6 +215,14 @@ def _check_modules(checks_dir):
                               .startswith(trusted) for f in layers))
             if not ok:
                 found.append(f"{name}.{node.name} is not the course's code")
+    for name, module in list(sys.modules.items()):  # what the modules' tables hold
+        if not name.startswith("autograder.checks") or module is None:
+            continue
+        for attr, table in list(vars(module).items()):
+            if isinstance(table, (dict, list, tuple)) and not attr.startswith("__"):
+                items = list(table.values() if isinstance(table, dict) else table)[:10_000]
+                if not all(_course_function(item, checks_dir, trusted) for item in items):
+                    found.append(f"{name}.{attr} is not the course's code")
     user_checks = get_ipython().user_ns.get("checks")
     if user_checks is not None and (
             not isinstance(user_checks, types.ModuleType)

@@ -43,16 +43,16 @@ def _add_time(step: str, started: float) -> None:
     TIMINGS[step] = TIMINGS.get(step, 0.0) + time.perf_counter() - started
 
 
-def _output_size(content: dict) -> int:
-    """About how many bytes an output message carries (its text, data and traceback)."""
-    size = len(str(content.get("text", ""))) + len(str(content.get("evalue", "")))
-    data = content.get("data")
-    if isinstance(data, dict):
-        size += sum(len(v) if isinstance(v, str) else len(str(v)) for v in data.values())
-    traceback = content.get("traceback")
-    if isinstance(traceback, list):
-        size += sum(len(str(line)) for line in traceback)
-    return size
+def _output_size(content) -> int:
+    """About how many bytes an output carries: its text, data, metadata, traceback and all else
+    (a message or an output; every value counted, as text)."""
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, dict):
+        return sum(len(str(k)) + _output_size(v) for k, v in content.items())
+    if isinstance(content, (list, tuple)):
+        return sum(_output_size(v) for v in content)
+    return len(str(content))
 
 
 PROBE_SOURCE = (Path(__file__).parent / "integrity_probe.py").read_text()
@@ -107,6 +107,7 @@ class GradingExecute(Execute):
         self._token, self._suspects, self._student_ran = f"_grader_{uuid.uuid4().hex}", [], False
         self._demo_sha256 = set(self.demo_sha256)
         self._notebook_bytes, self._cell_bytes, self._cut_noted = 0, 0, False
+        self._tests_ran = False  # whether a graded test cell has run (hidden inputs sent)
         nb.metadata[REVIEW_KEY] = []
         for cell in nb.cells:
             cell.metadata.pop(VERDICT_KEY, None)
@@ -143,6 +144,7 @@ class GradingExecute(Execute):
             return await super().async_execute_cell(cell, cell_index, execution_count,
                                                     store_history)
         finally:
+            self._tests_ran |= bool(is_grade(cell)) and not is_solution(cell)
             _add_time("set-up cell" if nbgrader.get("grade_id") == "setup" else "other cells",
                       started)
 
@@ -225,6 +227,14 @@ class GradingExecute(Execute):
         limit, outputs are dropped (an error is kept, shortened, so that it still costs points;
         stderr leaves one marker), and a note says how much was dropped."""
         content = msg.get("content", {})
+        if self._tests_ran and msg.get("msg_type") in ("display_data", "execute_result",
+                                                       "update_display_data"):
+            # After the first graded test a display must not reach back: an update of an earlier
+            # cell's display (its display_id) could show what the hidden tests passed in.
+            if msg["msg_type"] == "update_display_data":
+                return None
+            msg = dict(msg, content={k: v for k, v in content.items() if k != "transient"})
+            content = msg["content"]
         if msg.get("msg_type") in ("stream", "display_data", "execute_result", "error",
                                    "update_display_data"):
             size = _output_size(content)
@@ -521,8 +531,7 @@ class LimitOutputSize(NbGraderPreprocessor):
         if cell.cell_type != "code":
             return cell, resources
         for index, output in enumerate(cell.outputs):
-            size = len(output.get("text", "")) + sum(
-                len(v) if isinstance(v, str) else len(str(v)) for v in output.get("data", {}).values())
+            size = _output_size(output)
             if size > self.max_bytes:
                 note = f"[output of {size:,} bytes removed: larger than {self.max_bytes:,} bytes]\n"
                 cell.outputs[index] = nbformat.v4.new_output(
@@ -553,17 +562,22 @@ class ReuseOutputs(NbGraderPreprocessor):
         if not os.path.exists(path):
             reason = self.failure_reason or "the notebook was not executed"
             for cell in nb.cells:
+                cell.metadata.pop(VERDICT_KEY, None)
                 if cell.cell_type == "code":
                     cell.outputs = [nbformat.v4.new_output(
                         "error", ename="NotGraded", evalue=reason, traceback=[f"NotGraded: {reason}"])]
+                    cell.metadata[VERDICT_KEY] = True  # the grader's own words
             return nb, resources
         executed = nbformat.read(path, as_version=4)
         if [c.source for c in executed.cells] != [c.source for c in nb.cells]:
             raise ValueError(f"executed notebook {path} does not match the submission's cells")
         for cell, done in zip(nb.cells, executed.cells):
+            cell.metadata.pop(VERDICT_KEY, None)  # the submission's own, if any: never trusted
             if cell.cell_type == "code":
                 cell.outputs = done.outputs
                 cell.execution_count = done.execution_count
+                if done.metadata.get(VERDICT_KEY) is True:
+                    cell.metadata[VERDICT_KEY] = True
         if REVIEW_KEY in executed.metadata:
             nb.metadata[REVIEW_KEY] = executed.metadata[REVIEW_KEY]
         return nb, resources

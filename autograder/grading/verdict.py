@@ -73,6 +73,12 @@ class CheckCall:
     options: dict = field(default_factory=dict)
 
     @property
+    def names(self) -> tuple[str, ...]:
+        """The names the call's arguments use (``square_grad``, ``splits``), which a NameError
+        may name."""
+        return tuple(n.id for a in self.args for n in ast.walk(ast.parse(a)) if isinstance(n, ast.Name))
+
+    @property
     def exercise(self) -> judge.Exercise:
         return judge.load()[self.check]
 
@@ -181,7 +187,8 @@ def decide(call: CheckCall, reply: dict | None, timed_out_s: float | None = None
     if isinstance(reply, dict) and reply.get("status") == "error":
         ename = reply.get("ename")
         code = "no_entry" if ename == "IndexError" else "raised"
-        return Verdict(call, judge.render_finding(entry, first, {"code": code, "type": ename}),
+        return Verdict(call, judge.render_finding(entry, first, {"code": code, "type": ename},
+                                                  call.names),
                        [f"{call.check}: the kernel could not answer the grader"]
                        if code == "no_entry" else [])
     try:
@@ -193,7 +200,7 @@ def decide(call: CheckCall, reply: dict | None, timed_out_s: float | None = None
         ctx = entry.context(index, case, call.hidden, reveal=False)
         answer = data["cases"][index] if index < len(data["cases"]) else None
         try:
-            judge.judge_observation(entry, case, answer, ctx, call.options)
+            judge.judge_observation(entry, case, answer, ctx, call.options, call.names)
         except CheckFailed as error:
             if data.get("eager"):
                 error.add_context(note=EAGER_NOTE)

@@ -20,8 +20,8 @@ sends findings as codes, which :func:`render_finding` words.
 """
 from __future__ import annotations
 
+import builtins
 import importlib
-import re
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -71,7 +71,17 @@ FINDINGS = {
                   "(the interpreter was changed?).", None),
 }
 
-_TYPE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.]{0,60}")
+#: Exception type names a message may show (a class name is the student's to choose: any other
+#: is "an exception"): Python's own and TensorFlow's.
+KNOWN_ERRORS = frozenset(
+    [name for name, value in vars(builtins).items()
+     if isinstance(value, type) and issubclass(value, BaseException)]
+    + ["InvalidArgumentError", "ResourceExhaustedError", "OperatorNotAllowedInGraphError",
+       "InaccessibleTensorError", "UnimplementedError", "FailedPreconditionError",
+       "NotFoundError", "OutOfRangeError", "InternalError", "UnknownError", "AbortedError",
+       "CancelledError", "DeadlineExceededError", "AlreadyExistsError",
+       "PermissionDeniedError", "UnauthenticatedError", "DataLossError", "UnavailableError",
+       "StagingError", "ConverterError", "SymbolicException", "CheckFailed"])
 
 
 @dataclass(frozen=True)
@@ -178,15 +188,17 @@ def by_name(name: str) -> Exercise:
     raise KeyError(name)
 
 
-def render_finding(entry: Exercise, ctx: Context, finding) -> CheckFailed:
+def render_finding(entry: Exercise, ctx: Context, finding, names=()) -> CheckFailed:
     """The grader's own message for a failure a kernel reported as ``finding`` (a dict with
     ``mistake``, ``code`` and ``type``, any of them missing or hostile): a catalogued mistake in
     the catalogue's words, a known code in :data:`FINDINGS` (or the exercise's own), anything
-    else as "did not pass". No string of the kernel's reaches the message, but an exception's
-    type name of a plain form."""
+    else as "did not pass". No string of the kernel's reaches the message: ``type`` is shown only
+    when it is one of :data:`KNOWN_ERRORS`, a number of seconds, or one of ``names`` (the names
+    a test cell passes, which a NameError may name)."""
     finding = finding if isinstance(finding, dict) else {}
     mistake, code, kind = finding.get("mistake"), finding.get("code"), finding.get("type")
-    kind = kind if isinstance(kind, str) and _TYPE_NAME.fullmatch(kind) else "an exception"
+    shown = isinstance(kind, str) and (kind in KNOWN_ERRORS or kind in names or kind.isdigit())
+    kind = kind if shown else "an exception"
     if isinstance(mistake, str) and mistake in CATALOGUE:
         _, does, instead = CATALOGUE[mistake]
         known = entry.findings.get(code) if isinstance(code, str) else None
@@ -206,14 +218,15 @@ def render_finding(entry: Exercise, ctx: Context, finding) -> CheckFailed:
                        code=code)
 
 
-def judge_observation(entry: Exercise, case, reply, ctx: Context, options: dict) -> None:
+def judge_observation(entry: Exercise, case, reply, ctx: Context, options: dict,
+                      names=()) -> None:
     """Decide one case from a kernel's reply for it: ``{"obs": {...}}`` (judged against the
     reference) or ``{"finding": {...}}`` (worded by :func:`render_finding`). Raises CheckFailed
     when the case fails; a reply of an unexpected form, or observations the judge cannot read,
     fail with the code ``malformed`` (the grader then flags the notebook for review)."""
     __tracebackhide__ = True
     if isinstance(reply, dict) and set(reply) == {"finding"}:
-        raise render_finding(entry, ctx, reply["finding"])
+        raise render_finding(entry, ctx, reply["finding"], names)
     if not (isinstance(reply, dict) and set(reply) == {"obs"} and isinstance(reply["obs"], dict)):
         raise render_finding(entry, ctx, {"code": "malformed"})
     try:
