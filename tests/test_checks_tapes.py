@@ -1040,3 +1040,33 @@ def test_the_notebooks_broken_functions_behave_as_the_judges_say():
         tapes._source(ka, case["a"]), tapes._source(kb, case["b"]))] for ka, kb in case["pairs"]]
     assert got == judge_tapes.broken_product_grads_none(case["pairs"]).tolist() == PREDICTED_NONE
     assert namespace["pairs"] is not None and len(namespace["pairs"]) == len(case["pairs"])
+
+
+# ---------------------------------------------------------------- decoy tape calls (red team)
+
+def square_grad_decoy(x):
+    """The formula handed back through an empty tape: gradient(v, v, output_gradients=...)."""
+    value = tf.constant(2.0 * float(x), dtype=tf.float32)
+    v = tf.Variable(0.0)
+    with tf.GradientTape() as tape:
+        pass
+    return tape.gradient(v, v, output_gradients=value)
+
+
+def grads_from_one_tape_decoy(x):
+    v = tf.Variable(0.0)
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(v)
+        w = tf.identity(v)
+    dz = tape.gradient(w, v, output_gradients=tf.constant(4.0 * float(x) ** 3))
+    dy = tape.gradient(w, v, output_gradients=tf.constant(2.0 * float(x)))
+    del tape
+    return dz, dy
+
+
+def test_square_grad_rejects_a_formula_handed_back_through_output_gradients():
+    fails_with(tapes.check_square_grad, square_grad_decoy, "M21", "no tape computed them")
+
+
+def test_grads_from_one_tape_rejects_formulas_handed_back_through_output_gradients():
+    fails_with(tapes.check_grads_from_one_tape, grads_from_one_tape_decoy, "M21")

@@ -278,6 +278,44 @@ def _tell():
 
 threading.Thread(target=_tell, daemon=True).start()
 """,
+        # Routes a red-team session found past the verdict's first form.
+        "replace_collectors": """
+table = checks.kernel_entry.COLLECTORS
+
+def fake(fn, case, ctx):
+    return {"result": np.float64(2.0 * float(case)), "from_tape": True}
+
+table["check_square_grad"] = fake
+
+def square_grad(x):
+    raise NotImplementedError()
+""",
+        "display_update": """
+import threading, time
+from IPython.display import display
+SEEN = []
+board = display("notes", display_id=True)
+
+def square_grad(x):
+    SEEN.append(x)
+    return tf.constant(0.0)
+
+def _update():
+    for _ in range(300):
+        board.update("SEEN " + repr(SEEN))
+        time.sleep(0.1)
+
+threading.Thread(target=_update, daemon=True).start()
+""",
+        "metadata_flood": """
+from IPython.display import display
+for _ in range(30):
+    display({"text/plain": "."}, raw=True, metadata={"note": "A" * 1_000_000})
+""",
+        "type_name": """
+def square_grad(x):
+    raise type("input_" + str(x).replace("-", "m").replace(".", "_"), (Exception,), {})()
+""",
     }
 
 
@@ -364,7 +402,8 @@ def test_innocent_full_submission_keeps_full_marks_unflagged(graded):
                                      "keep_inputs", "patch_checks", "ast_transformer",
                                      "exception_handler", "shell_class", "wrapped_checks",
                                      "fake_module", "helpers_of_checks", "history",
-                                     "session_send", "code_swap"])
+                                     "session_send", "code_swap", "display_update",
+                                     "metadata_flood", "type_name"])
 def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     assert _score(graded["by"][student]) == 0, graded["by"][student]
 
@@ -390,6 +429,7 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     ("code_swap", None, "an attribute of a check module or of a module it uses was changed"),
     ("linecache", None, "the source of executed cells"),
     ("forged_reply", 0, "the kernel answered the grader twice"),
+    ("replace_collectors", None, "autograder.checks.harness.COLLECTORS is not the course's code"),
 ])
 def test_probe_in_its_own_interpreter_is_flagged_for_review_with_the_reason(graded, student, points, flag):
     rows = graded["by"][student]
@@ -419,8 +459,9 @@ def test_symbolic_links_are_never_followed(graded):
 
 def test_huge_display_output_is_cut_before_it_reaches_any_file(graded):
     out = graded["out"]
-    for path in [*(out / "autograded" / "flood").rglob("*"), *(out / "feedback" / "flood").rglob("*")]:
-        assert path.is_dir() or path.stat().st_size < 5_000_000, path
+    for student in ("flood", "metadata_flood"):
+        for path in [*(out / "autograded" / student).rglob("*"), *(out / "feedback" / student).rglob("*")]:
+            assert path.is_dir() or path.stat().st_size < 5_000_000, path
 
 
 def test_odd_names_and_terminal_escapes_reach_the_reports_escaped(graded):
@@ -431,9 +472,16 @@ def test_odd_names_and_terminal_escapes_reach_the_reports_escaped(graded):
     assert "\x1b" not in message and "all clear" not in message and "raised ValueError" in message
 
 
-def test_inputs_a_function_kept_reach_no_feedback(graded):
-    [page] = (graded["out"] / "feedback" / "keep_inputs").rglob("*.html")
+@pytest.mark.parametrize("student", ["keep_inputs", "display_update"])
+def test_inputs_a_function_kept_reach_no_feedback(graded, student):
+    [page] = (graded["out"] / "feedback" / student).rglob("*.html")
     assert "SEEN [" not in page.read_text() and "10.25" not in page.read_text()
+
+
+def test_an_exception_type_named_by_the_student_reaches_no_report(graded):
+    rows = graded["by"]["type_name"]
+    assert not any("input_" in row["message"] for row in rows)
+    assert "raised an exception" in " ".join(rows[0]["message"].split())
 
 
 def test_hidden_tests_reach_no_output_and_no_feedback(graded):

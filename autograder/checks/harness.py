@@ -34,7 +34,7 @@ from .compare import CheckFailed, passed
 
 __all__ = ["check", "call", "graph_mode", "explain_missing_gradient", "is_tf_function",
            "require_tf_function", "diagnose", "DETECTORS", "NOT_ANSWERED", "exercise_check",
-           "COLLECTORS", "recording_gradients", "GradientRecord"]
+           "COLLECTORS", "recording_gradients", "GradientRecord", "is_decoy"]
 
 NOT_ANSWERED = ("not written yet: it raises NotImplementedError.",
                 "replace `raise NotImplementedError()` in the exercise cell with your code, run "
@@ -177,6 +177,18 @@ class GradientRecord:
         return seen
 
 
+def is_decoy(target, sources, args=(), kwargs=None) -> bool:
+    """Whether a ``gradient`` (or ``jacobian``) call computes nothing a tape recorded: it is
+    given ``output_gradients`` (the call then hands back what it was given, e.g. a formula), or
+    its target is one of its sources. Such calls are not evidence that a tape computed a value."""
+    given = (args[0] if args else None) if kwargs is None or "output_gradients" not in kwargs \
+        else kwargs["output_gradients"]
+    if given is not None:
+        return True
+    flat = tf.nest.flatten(sources)
+    return any(t is s for t in tf.nest.flatten(target) for s in flat)
+
+
 @contextlib.contextmanager
 def recording_gradients():
     """Record, in a :class:`GradientRecord`, every ``GradientTape.gradient`` call made inside
@@ -187,7 +199,8 @@ def recording_gradients():
 
     def gradient(tape, target, sources, *args, **kwargs):
         result = original(tape, target, sources, *args, **kwargs)
-        record.calls.append((tape, target, sources, result))
+        if not is_decoy(target, sources, args, kwargs):
+            record.calls.append((tape, target, sources, result))
         return result
 
     tf.GradientTape.gradient = gradient

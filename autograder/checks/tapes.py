@@ -65,7 +65,7 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import fail, to_numpy
-from .harness import (call, exercise_check, explain_missing_gradient,
+from .harness import (call, exercise_check, explain_missing_gradient, is_decoy,
                       quiet_tensorflow)
 from .judge.tapes import linear_problem
 
@@ -199,7 +199,10 @@ def observing_tapes():
                 result = original(tape, target, sources, *args, **kwargs)
             finally:
                 depth[0] -= 1
-            if depth[0] == 0:
+            # A call given output_gradients, or whose target is a source, computes nothing.
+            decoy = is_decoy(target, sources, args if name == "gradient" else (),
+                             kwargs if name == "gradient" else {})
+            if depth[0] == 0 and not decoy:
                 record.calls.append(TapeCall(name, tape, target, sources, result))
             return result
         method.__name__ = name
