@@ -253,3 +253,18 @@ def test_deleted_locked_cells_put_back_by_staging_are_not_flagged():
 def test_the_readme_says_the_scan_is_advisory():
     readme = " ".join((ROOT / "README.md").read_text().split())
     assert "The scan is advisory" in readme
+
+
+def test_scan_flags_the_routes_into_the_checks_a_red_team_found():
+    from autograder.grading.scan import scan_source
+
+    course = {"checks": "autograder.checks.tapes", "tf": "tensorflow", "np": "numpy"}
+    found = " | ".join(r for _, r in scan_source(
+        "table = checks.kernel_entry.COLLECTORS\n"
+        "T = tf.GradientTape\nT.gradient = lambda *a: None\n"
+        "from tensorflow import Variable\nVariable.assign = None\n"
+        "import string\nstring.Formatter().get_field('0.__globals__', (f,), {})\n", course))
+    for words in ("the grader's way into the kernel", "the checks' kernel halves",
+                  "changes T.gradient", "changes Variable.assign", "calls get_field"):
+        assert words in found, found
+    assert scan_source("dtype = tf.float32\nx = np.pi * 2\n", course) == []

@@ -70,6 +70,8 @@ SUSPECT_ATTRIBUTES = {
     "attrgetter": "computed attribute access", "methodcaller": "computed method calls",
     "CodeType": "code objects", "FunctionType": "function objects", "ModuleType": "module objects",
     "get_parent": "the message being executed", "session": "the kernel's messaging",
+    "kernel_entry": "the grader's way into the kernel", "COLLECTORS": "the checks' kernel halves",
+    "EXERCISES": "the checks' grader halves",
 }
 # Attributes flagged only on the modules that reach the process and the disk (a list's .remove
 # is ordinary; os.remove is not).
@@ -96,7 +98,8 @@ ORDINARY_DUNDERS = {"__init__", "__name__", "__doc__", "__version__", "__class__
                     "__len__", "__iter__", "__next__", "__enter__", "__exit__", "__qualname__"}
 # Calls that copy or replace what a function is, whatever object they are reached through.
 SUSPECT_METHODS = {"update_wrapper": "a function disguised as another",
-                   "wraps": "a function disguised as another"}
+                   "wraps": "a function disguised as another",
+                   "get_field": "computed attribute access"}
 
 
 def _root(node: ast.AST) -> ast.AST:
@@ -156,6 +159,12 @@ def _scan_source(source: str, imported) -> list[tuple[int, str]]:
         if isinstance(node, ast.Import):
             aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
                             for a in node.names})
+    # Names bound to an attribute of a module (``T = tf.GradientTape``) or imported from one: a
+    # store on them changes the module.
+    held = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute)
+            and _root_name(n.value, aliases) in set(course) | set(aliases.values())
+            for t in n.targets if isinstance(t, ast.Name)}
+    held |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
     # Names in call position (``vars(x)``); the same name anywhere else is an alias in the making.
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     found = []
@@ -210,7 +219,7 @@ def _scan_source(source: str, imported) -> list[tuple[int, str]]:
                     name = _root_name(sub, aliases)
                     through_call = any(isinstance(n, ast.Call) for n in ast.walk(sub.value))
                     if through_call or name in course or name in aliases.values() or \
-                            (isinstance(root, ast.Name) and root.id in aliases):
+                            (isinstance(root, ast.Name) and (root.id in aliases or root.id in held)):
                         found.append((line, f"changes {ast.unparse(sub)[:60]}, part of a module "
                                             "or of the interpreter"))
             value = getattr(node, "value", None)
