@@ -78,6 +78,34 @@ CATALOGUE = {
             "the values are right, but the mechanism the exercise teaches did not make them (a "
             "derivative written by hand instead of a tape, Keras fit instead of the custom loop)",
             "use the mechanism the exercise names: the check tells which"),
+    "M22": ("Python value read once at trace time",
+            "a global or free Python variable read inside a tf.function becomes a constant of "
+            "the graph when it traces: later changes to it are not seen (until something else "
+            "retraces)", "keep changing state in a tf.Variable and assign to it"),
+    "M23": ("Python list appended inside a tf.function",
+            "list.append (or any change to a Python object) runs while tracing, once per "
+            "trace, and stores a graph tensor that has no value outside the graph",
+            "return the value and append what the tf.function returned, outside it"),
+    "M24": ("Python iterator consumed at trace time",
+            "next() on a Python iterator or generator runs once, while tracing: the graph "
+            "returns that first value on every call",
+            "iterate a tf.data.Dataset: next() on its iterator is an op of the graph"),
+    "M25": ("Python counter as a graph's state",
+            "self.step += 1 on a Python int runs once, while tracing: the graph keeps that "
+            "value, and an if on it is decided once",
+            "a tf.Variable counter: self.step.assign_add(1), conditions on its value"),
+    "M26": ("a retrace for every Python number",
+            "a Python float argument is part of the trace key: each new value traces a new "
+            "graph, and TensorFlow warns that calls 'triggered tf.function retracing'",
+            "pass tensors (tf.constant(lr)) or give the function an input_signature"),
+    "M27": ("target not held fixed",
+            "the gradient also flows into a target computed from the same weights (a TD or "
+            "target-network target), so the update follows the full gradient",
+            "tf.stop_gradient(target), or compute it under tape.stop_recording()"),
+    "M28": ("ops of loops and conditions not counted",
+            "graph.get_operations() and graph_def.node list the top-level graph only; loop "
+            "bodies and branches are functions of graph_def.library",
+            "add the nodes of every function in graph_def.library.function"),
 }
 
 #: M id -> short name, as messages show it.

@@ -1,1 +1,775 @@
-"""Grader halves of the checks of 07 (graph-mode pitfalls and debugging), NumPy only; see :mod:`autograder.checks.judge`."""
+"""Grader halves of the checks of 07 (graph-mode pitfalls and debugging), NumPy only; see
+:mod:`autograder.checks.judge`.
+
+Each judge takes a case, the observations of the kernel half (``autograder/checks/pitfalls.py``)
+and a :class:`~autograder.checks.judge.Context`. References come from NumPy (the values a
+fixed function must return) or from constants of TensorFlow's documented behaviour (how many
+times a Python ``print`` runs, how many traces a sequence of calls makes). Much of 07's evidence
+is what only the kernel can observe: trace counts, whether a function's Python body ran eagerly,
+the op types of a graph, which values a ``tf.function`` returned, whether ``tape.gradient`` ran
+while a function traced, the node counts of a GraphDef; the kernel half sends it as counts,
+booleans and lists of op type names.
+
+Two kinds of exercise:
+
+- **predictions** (``predict_*``): the student writes what a cell will show before running it;
+  the judge compares the prediction with the behaviour, and a wrong one is answered with the
+  misconception it reveals (a catalogue mistake where there is one). A prediction has no
+  mechanism to grade beyond its value: it must be a plain Python value written down (a number,
+  a bool, None, a list), not a tensor measured by running the code.
+- **find-and-fix** exercises: a broken function is given, the student fixes it, and the judge
+  requires the right values from calls of the fixed function as a graph, more than once, on
+  inputs that reach every branch, and the evidence of the fix's idea (a tf.Variable read on
+  every call, one trace, a tape, XLA, ...); the broken code's symptom is named by its mistake.
+
+Messages show values only when ``ctx.reveal`` (a student's visible check).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import exercise
+
+MODULE = "autograder.checks.pitfalls"
+
+#: Op types that run Python code from a graph (tf.py_function, tf.numpy_function).
+PY_FUNC_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc"}
+#: Op types that change a tf.Variable in place.
+ASSIGN_OPS = {"AssignAddVariableOp", "AssignSubVariableOp", "AssignVariableOp"}
+#: Op types that read a tf.Variable (or an iterator) inside a graph.
+STATE_READ_OPS = {"ReadVariableOp", "ResourceGather", "IteratorGetNext",
+                  "IteratorGetNextAsOptional"}
+#: Op types of a tf.data iterator's next element.
+ITERATOR_OPS = {"IteratorGetNext", "IteratorGetNextAsOptional"}
+
+#: Most op type names, values or calls a judge reads (the course's graphs have a few dozen ops).
+MAX_ITEMS = 5000
+
+NOT_TF_FUNCTION = ("{what}: the function is not a tf.function, so it runs eagerly and the "
+                   "pitfall the exercise fixes cannot happen: the fix must work in graph mode.",
+                   "keep @tf.function on the function (the fix changes its body, not the "
+                   "decorator).")
+XLA_PRINT = ("{what} raised InvalidArgumentError: XLA compiles the whole function, and it has "
+             "no kernel for tf.print (or string operations).",
+             "keep @tf.function(jit_compile=True) and delete the tf.print line (print the "
+             "result outside the function if you need to see it).")
+PY_FUNCTION = ("runs Python from the graph (tf.py_function or tf.numpy_function), which does "
+               "not fix the graph itself")
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+def _floats(value) -> np.ndarray:
+    return np.asarray(value, dtype=np.float64)
+
+
+def op_types(obs, key: str = "op_types") -> set:
+    """The op type names the kernel observed, as a set of str (ValueError when malformed)."""
+    names = obs[key]
+    if not isinstance(names, list) or len(names) > MAX_ITEMS or not all(
+            isinstance(name, str) for name in names):
+        raise ValueError("op types of an unexpected form")
+    return set(names)
+
+
+def values(obs, key: str, count: int | None = None) -> list:
+    """``obs[key]``, a list (of exactly ``count`` items when given); ValueError otherwise."""
+    items = obs[key]
+    if not isinstance(items, list) or len(items) > MAX_ITEMS or (
+            count is not None and len(items) != count):
+        raise ValueError(f"{key}: not a list of {count} values")
+    return items
+
+
+def count(obs, key: str) -> int:
+    """``obs[key]``, a non-negative int (ValueError otherwise)."""
+    value = obs[key]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{key}: not a count")
+    return value
+
+
+def flag(obs, key: str) -> bool:
+    """``obs[key]``, a bool (ValueError otherwise)."""
+    value = obs[key]
+    if not isinstance(value, bool):
+        raise ValueError(f"{key}: not a bool")
+    return value
+
+
+def matches(actual, expected, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
+    """Whether a student's value (decoded) is numeric, of the reference's shape and close."""
+    if actual is None or isinstance(actual, bool) or not isinstance(
+            actual, (np.ndarray, int, float, list)):
+        return False
+    try:
+        got = np.asarray(actual, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    want = np.asarray(expected, dtype=np.float64)
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
+
+
+def _not_py_function(ctx, ops: set, fix: str) -> None:
+    __tracebackhide__ = True
+    if PY_FUNC_OPS & ops:
+        ctx.fail(f"{ctx.what} returns the right values, but its graph {PY_FUNCTION}.",
+                 mistake="M21", fix=fix, code="py_function")
+
+
+def _shown(ctx, text: str) -> str:
+    """``text`` when messages may show values (a visible check), else nothing."""
+    return text if ctx.reveal else ""
+
+
+# --------------------------------------------------------------------------- predictions
+# A prediction's case is None; its observations are {"values": [the variables' values]}.
+
+def _prediction_values(obs, names) -> list:
+    got = values(obs, "values", len(names))
+    return got
+
+
+def _plain_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _predicted(ctx, got, names, kinds) -> None:
+    """Fail unless each predicted value is a plain Python value of its kind: ``"count"`` (an
+    int >= 0), ``"number"`` (int or float), ``"bool"``, ``"number_or_none"``, ``"list"``."""
+    __tracebackhide__ = True
+    for value, name, kind in zip(got, names, kinds):
+        ok = {"count": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+              "number": _plain_number(value),
+              "bool": isinstance(value, bool),
+              "number_or_none": value is None or _plain_number(value),
+              "list": isinstance(value, list) and len(value) <= 100
+              and all(_plain_number(v) or isinstance(v, bool) for v in value)}[kind]
+        if ok:
+            continue
+        wanted = {"count": "a whole number such as 2", "number": "a number such as 2.0",
+                  "bool": "True or False", "number_or_none": "a number, or None",
+                  "list": "a list such as [1.0, 2.0]"}[kind]
+        ctx.fail(f"{ctx.what}: {name} should be {wanted}, written in the prediction cell "
+                 f"(a prediction is written down before the code runs, not measured).",
+                 fix=f"set `{name} = ...` to a plain Python value in the prediction cell.",
+                 code="prediction_type")
+
+
+def _wrong(ctx, name: str, got, want, why: str, mistake: str | None = None,
+           fix: str | None = None) -> None:
+    __tracebackhide__ = True
+    shown = _shown(ctx, f" (you predicted {got!r}; it is {want!r})")
+    ctx.fail(f"{ctx.what}: {name} is not what happens{shown}. {why}", mistake=mistake,
+             fix=fix or "run the cell that shows it, read the explanation below it, and "
+                        "correct your prediction.", code="wrong_prediction")
+
+
+def _same(got, want) -> bool:
+    if want is None or isinstance(want, bool):
+        return got is want
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(
+            _same(g, w) for g, w in zip(got, want))
+    return _plain_number(got) and abs(float(got) - float(want)) <= 1e-6 * max(1.0, abs(want))
+
+
+PREDICTION_LABEL = lambda case: "your prediction"  # noqa: E731
+
+
+@exercise("predict_eager", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="with tf.config.run_functions_eagerly(True) a tf.function's Python body runs on "
+               "every call (3 prints for 3 calls); with the switch off again, a fresh function "
+               "prints while it traces, once (1 print).")
+def predict_eager(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_prints_eager, predicted_prints_graph]. Reference: 3 and
+    1 (the cell calls a function three times with the same tensor, each way)."""
+    names = ("predicted_prints_eager", "predicted_prints_graph")
+    eager, graph = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("count", "count"))
+    if not _same(eager, 3):
+        _wrong(ctx, names[0], eager, 3, "With run_functions_eagerly(True) every tf.function "
+               "runs as plain Python: its body, print included, runs on every one of the "
+               "three calls.")
+    if not _same(graph, 1):
+        _wrong(ctx, names[1], graph, 1, "As a graph, the Python body runs only while "
+               "TensorFlow traces: once for three calls with the same input type; the graph "
+               "holds no Python print.", mistake="M08" if graph == 3 else None)
+
+
+@exercise("predict_buggy_add", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="a global Python value is read once, while the function traces: after y = 10, "
+               "buggy_add(tf.constant(1)) still returns 2 (the int32 graph holds y = 1), and "
+               "a call with a float32 tensor traces again and returns 11.")
+def predict_buggy_add(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_int_call, predicted_float_call]. Reference: 2, 11."""
+    names = ("predicted_int_call", "predicted_float_call")
+    same, new = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("number", "number"))
+    if not _same(same, 2):
+        _wrong(ctx, names[0], same, 2, "The int32 graph was traced while y was 1: the "
+               "value of y became a constant of that graph, and changing the Python global "
+               "does not retrace.", mistake="M22" if _same(same, 11) else None)
+    if not _same(new, 11):
+        _wrong(ctx, names[1], new, 11.0, "A float32 tensor is a new input type: TensorFlow "
+               "traces again, and this trace reads y as it is now, 10.")
+
+
+@exercise("predict_log", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="a Python list appended inside a tf.function grows once per trace, not per "
+               "call: three calls with same-shaped tensors leave one entry, a graph tensor.")
+def predict_log(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_log_length]. Reference: 1."""
+    names = ("predicted_log_length",)
+    [length] = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("count",))
+    if not _same(length, 1):
+        _wrong(ctx, names[0], length, 1, "The append is Python: it runs while TensorFlow "
+               "traces, once for three calls with tensors of one shape and dtype.",
+               mistake="M23" if _same(length, 3) else None)
+
+
+@exercise("predict_iterator", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="next() on a Python iterator runs while the function traces: three calls "
+               "print the first value three times, [1, 1, 1].")
+def predict_iterator(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_values]. Reference: [1, 1, 1]."""
+    names = ("predicted_values",)
+    [printed] = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("list",))
+    if not _same(printed, [1, 1, 1]):
+        _wrong(ctx, names[0], printed, [1, 1, 1], "next(iterator) is a Python call: it ran "
+               "once, while tracing, and the graph holds the value it gave as a constant.",
+               mistake="M24" if _same(printed, [1, 2, 3]) else None)
+
+
+@exercise("predict_counter", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="a Python int attribute incremented in a tf.function counts traces (1 after "
+               "five calls); a tf.Variable with assign_add counts calls (5).")
+def predict_counter(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_python_count, predicted_variable_count]. Reference:
+    1, 5."""
+    names = ("predicted_python_count", "predicted_variable_count")
+    python, variable = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("count", "count"))
+    if not _same(python, 1):
+        _wrong(ctx, names[0], python, 1, "`self.count += 1` on a Python int runs while "
+               "TensorFlow traces: once for five calls with the same input type.",
+               mistake="M25" if _same(python, 5) else None)
+    if not _same(variable, 5):
+        _wrong(ctx, names[1], variable, 5, "assign_add is an op of the graph: it runs on "
+               "every call.")
+
+
+@exercise("predict_traces", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="each new Python float value is part of the trace key (step(0.1), step(0.2), "
+               "step(0.1) make two traces); float32 scalar tensors share one trace whatever "
+               "their values: 3 traces in all.")
+def predict_traces(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_traces]. Reference: 3 (0.1, 0.2, and one for both
+    float32 tensors)."""
+    names = ("predicted_traces",)
+    [traces] = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("count",))
+    if not _same(traces, 3):
+        why = ("Python floats are traced by value: 0.1 and 0.2 make two graphs (the second "
+               "0.1 reuses the first), and the two float32 scalar tensors share a third.")
+        _wrong(ctx, names[0], traces, 3, why,
+               mistake="M26" if traces in (4, 5) else None)
+
+
+@exercise("predict_gradients", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="tf.stop_gradient and tape.stop_recording hide a path from the tape (dy/dx of "
+               "x * stop_gradient(x) at 3 is 3, not 6; of x * z with z recorded under "
+               "stop_recording, 9, not 27), and a source the target does not use gets None.")
+def predict_gradients(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_stop_gradient, predicted_stop_recording,
+    predicted_unused]. Reference: 3.0, 9.0, None."""
+    names = ("predicted_stop_gradient", "predicted_stop_recording", "predicted_unused")
+    stop, recording, unused = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("number", "number", "number_or_none"))
+    if not _same(stop, 3.0):
+        _wrong(ctx, names[0], stop, 3.0, "tf.stop_gradient(x) is a constant to the tape: "
+               "y = x * c with c = 3 has dy/dx = c = 3.")
+    if not _same(recording, 9.0):
+        _wrong(ctx, names[1], recording, 9.0, "z = x * x was computed while the tape "
+               "stopped recording, so z is a constant to it: d(x * z)/dx = z = 9.")
+    if unused is not None:
+        _wrong(ctx, names[2], unused, None, "The target does not depend on the unused "
+               "variable at all: tape.gradient returns None for it (0.0 only with "
+               "unconnected_gradients=tf.UnconnectedGradients.ZERO).")
+
+
+@exercise("predict_xla", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="XLA compiles numeric ops but has no kernels for tf.print or string ops: of "
+               "the three jit_compile=True functions only the numeric one runs, "
+               "[True, False, False].")
+def predict_xla(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_compiles]. Reference: [True, False, False]."""
+    names = ("predicted_compiles",)
+    [compiles] = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("list",))
+    if not _same(compiles, [True, False, False]):
+        believed = [v is True for v in compiles[1:3]] if len(compiles) == 3 else []
+        _wrong(ctx, names[0], compiles, [True, False, False], "XLA compiles numeric "
+               "operations; tf.print and tf.strings ops have no XLA kernel, so "
+               "jit_compile=True raises InvalidArgumentError for them.",
+               mistake="M18" if any(believed) else None)
+
+
+@exercise("predict_library", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="each tf.while_loop puts a condition and a body function into the graph's "
+               "library and each tf.cond a true and a false branch: fizzbuzz's loop with its "
+               "three nested ifs makes 2 + 3 * 2 = 8 library functions.")
+def predict_library(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_library_functions]. Reference: 8."""
+    names = ("predicted_library_functions",)
+    [functions] = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("count",))
+    if not _same(functions, 8):
+        _wrong(ctx, names[0], functions, 8, "The for loop over tf.range is one "
+               "tf.while_loop (a condition function and a body function), and the "
+               "if/elif/elif/else chain is three nested tf.conds, each with a true and a "
+               "false branch: 2 + 3 * 2.")
+
+
+# --------------------------------------------------------------------------- run_eagerly
+
+def _probe_value(x: float) -> np.float32:
+    """What the check's probe function returns: 2 * (x * x + 1), in float32."""
+    x = np.float32(x)
+    return np.float32(2) * (x * x + np.float32(1))
+
+
+@exercise("run_eagerly", module=MODULE,
+          cases=[{"x": 2.0, "before": False, "raises": False},
+                 {"x": -1.5, "before": True, "raises": False},
+                 {"x": 3.0, "before": False, "raises": True}],
+          label=lambda c: (f"input x={c['x']}, switch {'on' if c['before'] else 'off'} before"
+                           + (", fn raises" if c["raises"] else "")),
+          idea="run_eagerly(fn, *args) runs fn and every tf.function it calls eagerly (their "
+               "Python bodies run on every call), by turning tf.config.run_functions_eagerly "
+               "on, and puts the switch back as it was, even when fn raises.",
+          kernel_evidence="whether the Python bodies of the probe's outer and inner "
+                          "tf.functions ran eagerly on each call, and the switch's state "
+                          "after each call")
+def run_eagerly(case, obs, ctx):
+    """``obs``: ``calls``, two dicts (two calls of run_eagerly on the check's probe) with
+    ``result`` (None when it raised), ``raised`` (the exception's type name or None),
+    ``outer`` and ``inner`` (one bool per run of each Python body: was it eager?) and
+    ``after`` (the switch after the call). Reference: the probe returns 2 * (x * x + 1);
+    when ``raises``, it raises ValueError."""
+    before, raises = bool(case["before"]), bool(case["raises"])
+    for number, call in enumerate(values(obs, "calls", 2), start=1):
+        raised, after = call["raised"], flag(call, "after")
+        outer, inner = values(call, "outer"), values(call, "inner")
+        if raises:
+            if raised != "ValueError":
+                ctx.fail(f"{ctx.what}: fn raised ValueError, but run_eagerly did not pass it "
+                         f"on to its caller.", fix="let the exception propagate: "
+                         "try: return fn(*args) finally: <restore the switch>.",
+                         code="swallowed")
+        else:
+            ctx.close(call["result"], _probe_value(case["x"]), f", result of call {number}",
+                      check_dtype="float")
+        if after != before:
+            if after:
+                shown = " when fn raised" if raises and ctx.reveal else ""
+                ctx.fail(f"{ctx.what}: tf.config.run_functions_eagerly is still on after the "
+                         f"call{shown}, so every later tf.function of the notebook runs "
+                         f"eagerly.", mistake="M19",
+                         fix="remember tf.config.functions_run_eagerly() first, and restore "
+                             "it in a `finally:` block, so it is restored even when fn "
+                             "raises.")
+            ctx.fail(f"{ctx.what}: the switch was on before the call and is off after it: "
+                     f"run_eagerly must put it back as it was, not always off.",
+                     fix="previous = tf.config.functions_run_eagerly() before switching on, "
+                         "and tf.config.run_functions_eagerly(previous) in `finally:`.",
+                     code="not_restored")
+        if not (outer and all(v is True for v in outer)):
+            ctx.fail(f"{ctx.what} returns the right value, but fn ran as a graph (its Python "
+                     f"body ran while tracing, not on the call): the switch was not on.",
+                     mistake="M21",
+                     fix="tf.config.run_functions_eagerly(True) before calling fn.",
+                     code="not_eager")
+        if len(outer) != 1:
+            ctx.fail(f"{ctx.what}: fn should be called once per call of run_eagerly.",
+                     fix="call fn(*args) once and return its result.", code="calls")
+        if raises:
+            continue
+        if not (inner and all(v is True for v in inner)):
+            ctx.fail(f"{ctx.what} runs fn's own Python body, but the tf.function fn calls "
+                     f"still ran as a graph: calling fn.python_function makes only the "
+                     f"outer function eager.", mistake="M21",
+                     fix="switch every tf.function to eager execution with "
+                         "tf.config.run_functions_eagerly(True), and call fn itself.",
+                     code="outer_only")
+
+
+# --------------------------------------------------------------------------- make_scaler
+
+@exercise("make_scaler", module=MODULE,
+          cases=[{"initial": 2.0, "x": [1.0, -3.0], "scales": [0.5, 4.0]},
+                 {"initial": -1.0, "x": [[2.0], [0.25]], "scales": [3.0]}],
+          label=lambda c: f"input initial={c['initial']}, scales={c['scales']}",
+          idea="a graph reads state that changes between calls from a tf.Variable: scaled(x) "
+               "follows every set_scale(value), with one trace and no Python run from the "
+               "graph.",
+          kernel_evidence="the trace count of scaled and the op types of its graph",
+          findings={"not_tf_function": NOT_TF_FUNCTION})
+def make_scaler(case, obs, ctx):
+    """``obs``: ``results``: scaled(x) twice with the initial scale, then once after each
+    set_scale(s) of ``scales``, then once more after set_scale(initial); ``traces``,
+    ``op_types`` (of scaled's graph). Reference: x * the scale set last."""
+    x, initial = _floats(case["x"]), float(case["initial"])
+    scales = [initial, initial] + [float(s) for s in case["scales"]] + [initial]
+    got = values(obs, "results", len(scales))
+    for step, (value, scale) in enumerate(zip(got, scales)):
+        want = (x * scale).astype(np.float32)
+        if step >= 2 and not matches(value, want) and matches(value, x * initial) \
+                and scale != initial:
+            ctx.fail(f"{ctx.what}: after set_scale, scaled(x) still multiplies by the first "
+                     f"scale{_shown(ctx, f' {initial}')}. A Python number read inside a "
+                     f"tf.function becomes a constant of the graph when it traces; changing "
+                     f"it later changes nothing.", mistake="M22",
+                     fix="keep the scale in a tf.Variable made once in make_scaler: "
+                         "`scale = tf.Variable(float(initial))`, `scale.assign(value)` in "
+                         "set_scale, and read `scale` in scaled.")
+        part = ", scaled(x)" + (f" after set_scale({scale})" if ctx.reveal and step >= 2
+                                else " after set_scale" if step >= 2 else "")
+        ctx.close(value, want, part, check_dtype="float")
+    ops = op_types(obs)
+    _not_py_function(ctx, ops, "read a tf.Variable inside scaled; assign to it in set_scale.")
+    if count(obs, "traces") != 1:
+        ctx.fail(f"{ctx.what} gives the right values, but scaled traced again for a new "
+                 f"scale: a graph per value is the retracing the fix should avoid.",
+                 mistake="M21", fix="one graph that reads a tf.Variable: assign the new "
+                 "value in set_scale, never rebuild the function.", code="retraced")
+    if not {"ReadVariableOp"} & ops:
+        ctx.fail(f"{ctx.what} gives the right values, but scaled's graph reads no "
+                 f"tf.Variable.", mistake="M21",
+                 fix="keep the scale in a tf.Variable and read it inside scaled.",
+                 code="no_variable")
+
+
+# --------------------------------------------------------------------------- Recorder
+
+@exercise("Recorder", check="check_recorder", module=MODULE,
+          cases=[{"inputs": [[1.0, 2.0], [3.0, 0.5], [-1.0, 1.0]]},
+                 {"inputs": [[2.0], [0.5, 0.5], [1.5]]}],
+          label=lambda c: f"input {c['inputs']}",
+          idea="Python bookkeeping stays out of the graph: record(x) runs a tf.function that "
+               "returns sum(x * x), and the Python list log gets the returned value outside "
+               "it, one concrete entry per call.",
+          kernel_evidence="how many tf.function calls each record(x) made from Python, the "
+                          "op types of their graphs, and whether log's entries are graph "
+                          "(symbolic) tensors")
+def recorder(case, obs, ctx):
+    """``obs``: ``results`` (record(x) for each input), ``log`` (its entries' values, None for
+    a graph tensor), ``symbolic`` (how many entries are graph tensors), ``log_is_list``,
+    ``graph_calls`` (tf.function calls made from Python during each record call),
+    ``op_types`` (of the functions called). Reference: sum(x * x) per input."""
+    inputs = [_floats(x) for x in case["inputs"]]
+    want = [np.float32((x * x).sum()) for x in inputs]
+    got = values(obs, "results", len(inputs))
+    for value, ref in zip(got, want):
+        ctx.close(value, ref, ", record(x)", rtol=1e-5, atol=1e-5, check_dtype="float")
+    if flag(obs, "log_is_list") is not True:
+        ctx.fail(f"{ctx.what}: Recorder.log should be a Python list.",
+                 fix="keep self.log = [] from __init__ and append to it.", code="not_list")
+    log = values(obs, "log")
+    if count(obs, "symbolic") or len(log) < len(inputs):
+        shown = _shown(ctx, f" ({len(log)} {'entry' if len(log) == 1 else 'entries'} for "
+                            f"{len(inputs)} calls)")
+        ctx.fail(f"{ctx.what}: log does not get one value per call{shown}. A Python "
+                 f"list.append inside a tf.function runs while TensorFlow traces, once per "
+                 f"trace, and stores a graph tensor that has no value outside the graph.",
+                 mistake="M23",
+                 fix="return the value from the tf.function and append what it returned "
+                     "outside it: `y = self._square_sum(x)`, then `self.log.append(y)`.")
+    if len(log) != len(inputs):
+        ctx.fail(f"{ctx.what}: log should hold exactly one entry per call of record.",
+                 fix="append once per call, outside the tf.function.", code="log_length")
+    for entry, ref in zip(log, want):
+        ctx.close(entry, ref, ", an entry of log", rtol=1e-5, atol=1e-5)
+    calls = values(obs, "graph_calls", len(inputs))
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in calls):
+        ctx.fail(f"{ctx.what} gives the right log, but record(x) ran no tf.function: the sum "
+                 f"of squares must still run as a graph.", mistake="M21",
+                 fix="keep the computation in a @tf.function (a method) that record calls.",
+                 code="no_graph")
+    _not_py_function(ctx, op_types(obs), "return the value from the tf.function and append it "
+                     "outside.")
+
+
+# --------------------------------------------------------------------------- make_next_value
+
+@exercise("make_next_value", module=MODULE,
+          cases=[{"values": [3.0, 1.0, 4.0]}, {"values": [-2.5, 0.5]}],
+          label=lambda c: f"input {c['values']}",
+          idea="a graph that consumes a sequence takes it from a tf.data iterator (or another "
+               "TensorFlow state): each call of next_value() returns the next element, with "
+               "one trace and no Python run from the graph.",
+          kernel_evidence="the trace count of next_value and the op types of its graph",
+          findings={"not_tf_function": NOT_TF_FUNCTION})
+def make_next_value(case, obs, ctx):
+    """``obs``: ``results`` (one per element), ``traces``, ``op_types``. Reference: the
+    elements in order, float32."""
+    want = np.asarray(case["values"], dtype=np.float32)
+    got = values(obs, "results", len(want))
+    if len(want) > 1 and all(matches(v, want[0]) for v in got) and not np.all(want == want[0]):
+        ctx.fail(f"{ctx.what}: every call returns the first element. next() on a Python "
+                 f"iterator runs while TensorFlow traces, once; the graph keeps the value it "
+                 f"gave as a constant.", mistake="M24",
+                 fix="iterate a tf.data.Dataset instead: `it = "
+                     "iter(tf.data.Dataset.from_tensor_slices(values))`, and `next(it)` "
+                     "inside the tf.function becomes an op that runs on every call.")
+    for step, (value, ref) in enumerate(zip(got, want), start=1):
+        ctx.close(value, ref, f", call {step}" if ctx.reveal else ", a call", check_dtype="float")
+    ops = op_types(obs)
+    _not_py_function(ctx, ops, "take the elements from a tf.data iterator inside the graph.")
+    if count(obs, "traces") != 1:
+        ctx.fail(f"{ctx.what} returns the right values, but next_value traced more than once: "
+                 f"a graph per element is not one graph that advances.", mistake="M21",
+                 fix="one tf.function of no arguments that calls next() on a tf.data "
+                     "iterator.", code="retraced")
+    if not STATE_READ_OPS & ops:
+        ctx.fail(f"{ctx.what} returns the right values, but next_value's graph reads no "
+                 f"iterator or variable.", mistake="M21",
+                 fix="call next() on a tf.data iterator inside the tf.function.",
+                 code="no_state")
+
+
+# --------------------------------------------------------------------------- WarmupSchedule
+
+def warmup_rates(base_lr: float, warmup_steps: int, calls: int) -> np.ndarray:
+    """The learning rate of calls 1..calls: base_lr * k / warmup_steps for k <= warmup_steps,
+    then base_lr (float32)."""
+    k = np.arange(1, calls + 1, dtype=np.float64)
+    return (base_lr * np.minimum(k, warmup_steps) / warmup_steps).astype(np.float32)
+
+
+@exercise("WarmupSchedule", check="check_warmup_schedule", module=MODULE,
+          cases=[{"base_lr": 0.1, "warmup_steps": 3, "calls": 5},
+                 {"base_lr": 1.0, "warmup_steps": 2, "calls": 2}],
+          label=lambda c: f"input base_lr={c['base_lr']}, warmup_steps={c['warmup_steps']}, "
+                          f"{c['calls']} calls",
+          idea="a graph's step counter is a tf.Variable updated with assign_add on every call, "
+               "and the warm-up condition on it is a tensor condition: the learning rates "
+               "ramp up then stay flat, with one trace and an assign op in the graph.",
+          kernel_evidence="the trace count of next_lr, the op types of its graph and the "
+                          "type of step",
+          findings={"not_tf_function": NOT_TF_FUNCTION})
+def warmup_schedule(case, obs, ctx):
+    """``obs``: ``instances``, two dicts (two fresh schedules, the same calls) with ``rates``
+    (what next_lr returned), ``step_is_variable``, ``step`` (its value after the calls),
+    ``traces`` and ``op_types`` (of next_lr's graph). Reference: :func:`warmup_rates`."""
+    calls, steps = int(case["calls"]), int(case["warmup_steps"])
+    if not 0 < calls <= MAX_ITEMS or steps < 1:
+        raise ValueError("case out of range")
+    want = warmup_rates(float(case["base_lr"]), steps, calls)
+    for number, instance in enumerate(values(obs, "instances", 2)):
+        got = values(instance, "rates", calls)
+        if calls > 1 and not np.all(want == want[0]) and all(matches(v, want[0], 1e-5, 1e-7)
+                                                             for v in got):
+            ctx.fail(f"{ctx.what}: next_lr returns the same rate on every call. A Python int "
+                     f"counter (`self.step += 1`) changes only while TensorFlow traces, once; "
+                     f"the graph holds its value then, and an `if` on it was decided then "
+                     f"too.", mistake="M25",
+                     fix="make the counter a tf.Variable in __init__ (`self.step = "
+                         "tf.Variable(0)`), add to it with `self.step.assign_add(1)`, and "
+                         "compute the rate from its value.")
+        if number == 1 and not matches(got[0], want[0], 1e-5, 1e-7):
+            ctx.fail(f"{ctx.what}: a second, fresh WarmupSchedule does not start from the "
+                     f"first step: it continued the first schedule's count.",
+                     fix="create the counter in __init__ (self.step = tf.Variable(0)), one "
+                         "per schedule, not shared between them.", code="shared")
+        for k, (value, ref) in enumerate(zip(got, want), start=1):
+            ctx.close(value, ref, f", rate of call {k}" if ctx.reveal else ", a rate",
+                      rtol=1e-5, atol=1e-7, check_dtype="float")
+        if flag(instance, "step_is_variable") is not True:
+            ctx.fail(f"{ctx.what}: WarmupSchedule.step should be a tf.Variable.",
+                     fix="self.step = tf.Variable(0) in __init__.", code="not_variable")
+        ctx.close(instance["step"], calls, ", step after the calls")
+        ops = op_types(instance)
+        _not_py_function(ctx, ops, "count with a tf.Variable and assign_add inside the graph.")
+        if not ASSIGN_OPS & ops or count(instance, "traces") != 1:
+            ctx.fail(f"{ctx.what} returns the right rates, but next_lr's graph does not update "
+                     f"the step (no assign op), or it traced more than once.", mistake="M21",
+                     fix="one graph: self.step.assign_add(1) inside next_lr, and the rate "
+                         "from self.step.", code="not_updated")
+
+
+# --------------------------------------------------------------------------- descend
+
+def descend_reference(case) -> np.ndarray:
+    """w after w -= lr * grad for every (grad, lr) of the case, in float32 steps."""
+    w = np.asarray(case["w"], dtype=np.float32)
+    for grad, lr in zip(case["grads"], case["lrs"]):
+        w = w - np.float32(lr) * np.asarray(grad, dtype=np.float32)
+    return w
+
+
+@exercise("descend", module=MODULE,
+          cases=[{"w": [1.0, -1.0], "grads": [[0.5, 1.0], [1.0, -2.0], [0.0, 1.0],
+                                             [2.0, 2.0], [-1.0, 0.5], [1.0, 1.0]],
+                  "lrs": [0.3, 0.15, 0.075, 0.0375, 0.01875, 0.009375]}],
+          label=lambda c: f"input w={c['w']}, lrs={c['lrs']}",
+          idea="a tf.function called in a Python loop takes its changing learning rate as a "
+               "tensor: descend applies every update through sgd_update as a graph, and the "
+               "graphs it calls trace at most once for the whole loop (no retrace per "
+               "Python float).",
+          kernel_evidence="the tf.function calls descend made from Python, and how many times "
+                          "the functions it called traced during it")
+def descend(case, obs, ctx):
+    """``obs``: ``w`` (the variable after descend), ``returned`` (what descend returned),
+    ``graph_calls`` (tf.function calls made from Python), ``traces`` (new traces of the
+    functions called). Reference: :func:`descend_reference`."""
+    steps = len(case["lrs"])
+    want = descend_reference(case)
+    ctx.close(obs["w"], want, ", w after descend", rtol=1e-5, atol=1e-6, check_dtype="float")
+    ctx.close(obs["returned"], want, ", the value descend returned", rtol=1e-5, atol=1e-6)
+    if count(obs, "graph_calls") < steps:
+        ctx.fail(f"{ctx.what} gives the right weights, but the updates did not run as a "
+                 f"graph (sgd_update, a tf.function, was not called for every step).",
+                 mistake="M21", fix="keep @tf.function on sgd_update and call it once per "
+                 "step from descend.", code="no_graph")
+    traces = count(obs, "traces")
+    if traces > 1:
+        shown = _shown(ctx, f" ({traces} traces for {steps} steps)")
+        ctx.fail(f"{ctx.what} gives the right weights, but sgd_update traced again for "
+                 f"each new learning rate{shown}: a Python float argument is part of the "
+                 f"trace key, so every new value makes a new graph (and TensorFlow warns "
+                 f"'triggered tf.function retracing').", mistake="M26",
+                 fix="pass the learning rate as a tensor: `sgd_update(w, grad, "
+                     "tf.constant(lr, tf.float32))`.")
+
+
+# --------------------------------------------------------------------------- td_update
+
+#: Most steps, and the largest state size, of a td_update case.
+MAX_TD_STEPS, MAX_TD_SIZE = 1000, 1000
+#: (rtol, atol) of td_update's values: v(s) = w . s may be a matrix product (tf.tensordot),
+#: which a GPU with TensorFloat-32 (Ampere and newer) computes from inputs rounded to 10 bits of
+#: mantissa (relative error up to about 5e-4); the semi- and full-gradient updates of the cases
+#: differ by far more.
+TD_TOLERANCE = (2e-3, 2e-4)
+
+
+def td_reference(case, semi: bool = True):
+    """Linear TD(0) in float64: v(s) = w . s, target = r (done) or r + gamma * v(s_next),
+    loss = 0.5 * (target - v(s)) ** 2, w -= lr * dloss/dw. ``semi``: the target held fixed
+    (the semi-gradient, -delta * s); else the full gradient -delta * (s - gamma * s_next).
+    Returns (losses, weights after each step)."""
+    w = _floats(case["w"])
+    gamma, lr = float(case["gamma"]), float(case["lr"])
+    losses, ws = [], []
+    for step in case["steps"]:
+        s, s_next = _floats(step["s"]), _floats(step["s_next"])
+        done = bool(step["done"])
+        target = float(step["r"]) + (0.0 if done else gamma * float(w @ s_next))
+        delta = target - float(w @ s)
+        losses.append(0.5 * delta ** 2)
+        grad = -delta * s if semi or done else -delta * (s - gamma * s_next)
+        w = w - lr * grad
+        ws.append(w)
+    return losses, ws
+
+
+TD_CASES = [{"w": [0.5, -0.5], "gamma": 0.9, "lr": 0.1,
+             "steps": [{"s": [1.0, 0.0], "r": 1.0, "s_next": [0.0, 1.0], "done": False},
+                       {"s": [0.0, 1.0], "r": 0.0, "s_next": [1.0, 1.0], "done": False},
+                       {"s": [1.0, 1.0], "r": 2.0, "s_next": [0.0, 0.0], "done": True}]}]
+
+
+@exercise("td_update", module=MODULE, cases=TD_CASES,
+          label=lambda c: f"input w={c['w']}, gamma={c['gamma']}, {len(c['steps'])} steps",
+          idea="the TD target is held fixed (tf.stop_gradient, or computed under "
+               "tape.stop_recording): the update is the semi-gradient -delta * s computed by "
+               "tape.gradient while td_update traces, on terminal and non-terminal steps.",
+          kernel_evidence="whether tape.gradient ran while a fresh copy of td_update traced",
+          findings={"not_tf_function": NOT_TF_FUNCTION})
+def td_update(case, obs, ctx):
+    """``obs``: ``losses`` and ``weights`` (after each step), ``tape_calls`` (tape.gradient
+    calls while a fresh copy traced). Reference: :func:`td_reference`."""
+    if len(case["steps"]) > MAX_TD_STEPS or len(case["w"]) > MAX_TD_SIZE:
+        raise ValueError("case too large")
+    losses, ws = td_reference(case, semi=True)
+    _, full_ws = td_reference(case, semi=False)
+    got_losses = values(obs, "losses", len(losses))
+    got_ws = values(obs, "weights", len(ws))
+    for step, (loss, w, ref_loss, ref_w, full_w) in enumerate(
+            zip(got_losses, got_ws, losses, ws, full_ws), start=1):
+        where = f" after step {step}" if ctx.reveal else " after a step"
+        if not matches(w, ref_w, *TD_TOLERANCE) and matches(w, full_w, *TD_TOLERANCE):
+            ctx.fail(f"{ctx.what}: w{where} is what the full gradient gives: the gradient "
+                     f"also flowed into the target r + gamma * v(s_next), so the update "
+                     f"chases a target that moves with w.", mistake="M27",
+                     fix="hold the target fixed: `target = tf.stop_gradient(target)` (or "
+                         "compute it inside `with tape.stop_recording():`).")
+        ctx.close(loss, ref_loss, f", loss of step {step}" if ctx.reveal else ", a loss",
+                  rtol=TD_TOLERANCE[0], atol=TD_TOLERANCE[1], check_dtype="float")
+        ctx.close(w, ref_w, f", w{where}", rtol=TD_TOLERANCE[0], atol=TD_TOLERANCE[1])
+    if count(obs, "tape_calls") < 1:
+        ctx.fail(f"{ctx.what} gives the right weights, but no tape computed the gradient: "
+                 f"the exercise is a tape told which path to leave out.", mistake="M21",
+                 fix="keep the GradientTape and tape.gradient(loss, w); hold the target "
+                     "fixed with tf.stop_gradient.", code="no_tape")
+
+
+# --------------------------------------------------------------------------- rms_normalize
+
+def _rms_normalize(x) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float64)
+    return (x / np.sqrt(np.mean(x * x) + 1e-6)).astype(np.float32)
+
+
+@exercise("rms_normalize", module=MODULE, cases=[[3.0, 4.0], [[1.0, -1.0], [2.0, 0.5]]],
+          label=lambda c: f"input {c}",
+          idea="XLA compiles numeric code only: rms_normalize stays "
+               "@tf.function(jit_compile=True) and runs once its tf.print is gone, returning "
+               "x / sqrt(mean(x ** 2) + 1e-6).",
+          kernel_evidence="whether the function is compiled with jit_compile=True",
+          findings={"not_tf_function": NOT_TF_FUNCTION, "xla_print": XLA_PRINT})
+def rms_normalize(case, obs, ctx):
+    """``obs``: ``results`` (two calls), ``jit`` (the function has jit_compile=True).
+    Reference: x / sqrt(mean(x ** 2) + 1e-6), float32."""
+    want = _rms_normalize(case)
+    for value in values(obs, "results", 2):
+        ctx.close(value, want, rtol=1e-5, atol=1e-6, check_dtype="float")
+    if flag(obs, "jit") is not True:
+        ctx.fail(f"{ctx.what} returns the right values, but it is no longer compiled by XLA: "
+                 f"the fix is to remove what XLA cannot compile, not jit_compile=True.",
+                 mistake="M21", fix="keep @tf.function(jit_compile=True) and delete the "
+                 "tf.print line (print the result outside the function if you need it).",
+                 code="no_xla")
+
+
+# --------------------------------------------------------------------------- count_ops
+
+@exercise("count_ops", module=MODULE, cases=["fizzbuzz", "affine"],
+          label=lambda c: f"function {c}",
+          idea="a graph's ops are the nodes of its GraphDef plus the nodes of every function "
+               "in its library, where loop bodies and branches live: the count of functions "
+               "the student has never seen is that sum.",
+          kernel_evidence="the node counts of the concrete function's GraphDef and of its "
+                          "library functions")
+def count_ops(case, obs, ctx):
+    """``obs``: ``result`` (what count_ops returned), ``graph_nodes`` (nodes of the GraphDef),
+    ``library_nodes`` (nodes of each library function). Reference: their sum."""
+    graph = count(obs, "graph_nodes")
+    library = values(obs, "library_nodes")
+    if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in library):
+        raise ValueError("library node counts")
+    want = graph + sum(library)
+    got = obs["result"]
+    if isinstance(got, bool) or not isinstance(got, (int, np.ndarray, float)):
+        ctx.fail(f"{ctx.what}: count_ops should return a whole number.",
+                 fix="return an int: the number of nodes.", code="type")
+    if library and matches(got, graph, 0, 0):
+        ctx.fail(f"{ctx.what} counts only the top-level graph: graph.get_operations() (or "
+                 f"graph_def.node) misses the ops inside loops and conditions, which live in "
+                 f"the library's functions.", mistake="M28",
+                 fix="add the nodes of every function of "
+                     "concrete.graph.as_graph_def().library.function (len(f.node_def)).")
+    ctx.close(got, want, ", the number of ops", rtol=0, atol=0)

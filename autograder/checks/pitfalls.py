@@ -1,0 +1,566 @@
+"""Checks of assignment 07 (graph-mode pitfalls and debugging): the kernel halves.
+
+Every check is in two halves (:mod:`autograder.checks.judge`): a kernel half here,
+``collect_<name>(fn, case, ctx)``, calls the student's code and returns what it observed as
+plain data; the grader half in :mod:`autograder.checks.judge.pitfalls` computes the reference
+with NumPy and decides. The visible ``check_<name>`` runs both.
+
+Two kinds of exercise:
+
+- **predictions**: ``check_predict_<topic>(predicted_a, ...)`` reads the values the student
+  wrote before running a cell; :func:`collect_prediction` only passes them on.
+- **find-and-fix**: a broken function is given in the notebook and the student writes the
+  fixed one. Each kernel half calls the fix as a graph (the student's ``tf.function``, or a
+  fresh copy of it), more than once, on inputs that reach every branch, and observes the
+  evidence of the idea: trace counts, the op types of the graph (of every function it calls,
+  loop and branch bodies included), which ``tf.function`` s ran from Python and what they
+  traced (:func:`recording_graph_calls`), whether ``tape.gradient`` ran while a function traced
+  (:func:`autograder.checks.harness.recording_gradients`), whether eager execution was on
+  inside the function's body.
+
+The mistakes the grader halves name for this module, by what the kernel half observes:
+M19 (run_functions_eagerly left on), M22 (a Python value read once at trace time), M23 (a
+Python list appended inside a tf.function), M24 (a Python iterator consumed at trace time), M25
+(a Python counter as a graph's state), M26 (a retrace per Python float), M27 (a TD target that
+is not held fixed), M28 (ops of loops and conditions not counted), M18 (jit_compile on code XLA
+cannot compile, found by :func:`autograder.checks.harness.call`), M21 (the right numbers
+without the idea). No reference value is computed here: the judges compute them.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+import tensorflow as tf
+
+from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
+from .capture import capture_output
+from .compare import CheckFailed, fail
+from .harness import (NOT_ANSWERED, call, diagnose, exercise_check, is_tf_function,
+                      quiet_tensorflow, recording_gradients)
+
+__all__ = [
+    "check_predict_eager", "check_predict_buggy_add", "check_predict_log",
+    "check_predict_iterator", "check_predict_counter", "check_predict_traces",
+    "check_predict_gradients", "check_predict_xla", "check_predict_library",
+    "check_run_eagerly", "check_make_scaler", "check_recorder", "check_make_next_value",
+    "check_warmup_schedule", "check_descend", "check_td_update", "check_rms_normalize",
+    "check_count_ops", "recording_graph_calls", "all_op_types", "COUNT_FUNCTIONS",
+]
+
+#: Most entries of a list the kernel sends (a log, a list of calls).
+MAX_ENTRIES = 1000
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _call(fn, *args, what: str, **kwargs):
+    """:func:`harness.call`, with the finding code a grading kernel sends for the failures it
+    words itself: ``not_answered`` (NotImplementedError), ``raised`` (an exception of no known
+    cause)."""
+    __tracebackhide__ = True
+    try:
+        return call(fn, *args, what=what, **kwargs)
+    except CheckFailed as error:
+        if error.code is None and error.mistake is None:
+            if error.cause.endswith(NOT_ANSWERED[0]):
+                error.code = "not_answered"
+            elif error.cause.startswith(f"{what} raised "):
+                error.code = "raised"
+        raise
+
+
+def _require_tf_function(fn, name: str, fix: str) -> None:
+    """Fail (M21, code ``not_tf_function``) unless ``fn`` is a tf.function: every fix of this
+    assignment must work in graph mode, where the pitfall lives."""
+    __tracebackhide__ = True
+    if not is_tf_function(fn):
+        fail(f"{name} is not a tf.function (got {type(fn).__name__}), so it runs eagerly and "
+             f"the pitfall the exercise fixes cannot happen: the fix must work in graph mode.",
+             mistake="M21", fix=fix, code="not_tf_function")
+
+
+def all_op_types(concrete) -> list[str]:
+    """The sorted op type names of a concrete function's graph and of every function in its
+    GraphDef's library (loop bodies, branches, nested tf.functions)."""
+    graph_def = concrete.graph.as_graph_def()
+    nodes = list(graph_def.node)
+    for function in graph_def.library.function:
+        nodes.extend(function.node_def)
+    return sorted({node.op for node in nodes})
+
+
+def _plain_value(value):
+    """A value as the kernel sends it: None for a graph (symbolic) tensor, which has no value."""
+    if tf.is_tensor(value) and tf.is_symbolic_tensor(value):
+        return None
+    return value
+
+
+@dataclass
+class GraphCall:
+    """One call of a ``tf.function`` from Python (not from inside a graph being traced)."""
+    function: object
+    args: tuple
+    kwargs: dict
+    traces_before: int
+    traces_after: int
+
+
+@contextlib.contextmanager
+def recording_graph_calls():
+    """Record every call of a ``tf.function`` made from Python (eagerly) inside the block,
+    with the function's trace count before and after it; yields the list of
+    :class:`GraphCall`. ``tf.function.__call__`` is wrapped for the block only. This is
+    kernel-side evidence that a step ran as a graph, and of how often it traced."""
+    cls = type(tf.function(lambda: None))
+    original = cls.__call__
+    record: list[GraphCall] = []
+
+    def __call__(self, *args, **kwargs):
+        if tf.inside_function():
+            return original(self, *args, **kwargs)
+        before = self.experimental_get_tracing_count()
+        result = original(self, *args, **kwargs)
+        record.append(GraphCall(self, args, kwargs, before, self.experimental_get_tracing_count()))
+        return result
+
+    cls.__call__ = __call__
+    try:
+        yield record
+    finally:
+        cls.__call__ = original
+
+
+def _new_traces(record) -> int:
+    """How many traces the functions called in ``record`` made during it."""
+    spans = {}
+    for entry in record:
+        first, last = spans.get(id(entry.function), (entry.traces_before, entry.traces_after))
+        spans[id(entry.function)] = (min(first, entry.traces_before),
+                                     max(last, entry.traces_after))
+    return sum(last - first for first, last in spans.values())
+
+
+def _called_op_types(record) -> list[str]:
+    """The op types of the graphs of the functions called in ``record``."""
+    seen, ops = set(), set()
+    for entry in record[:MAX_ENTRIES]:
+        if id(entry.function) in seen:
+            continue
+        seen.add(id(entry.function))
+        try:
+            concrete = entry.function.get_concrete_function(*entry.args, **entry.kwargs)
+        except Exception:  # a signature that cannot be traced again: nothing to read
+            continue
+        ops.update(all_op_types(concrete))
+    return sorted(ops)
+
+
+def _float32(value) -> tf.Tensor:
+    return tf.constant(np.asarray(value, dtype=np.float32))
+
+
+# --------------------------------------------------------------------------- predictions
+
+def collect_prediction(*predicted, case, ctx):
+    """Kernel half of every ``check_predict_<topic>(predicted_a, ...)``: the values of the
+    prediction variables, as they are (the judge checks they are plain Python values).
+
+    Returns:
+        ``{"values": [each predicted value]}``.
+    """
+    return {"values": list(predicted)}
+
+
+check_predict_eager = exercise_check("check_predict_eager", collect_prediction)
+check_predict_buggy_add = exercise_check("check_predict_buggy_add", collect_prediction)
+check_predict_log = exercise_check("check_predict_log", collect_prediction)
+check_predict_iterator = exercise_check("check_predict_iterator", collect_prediction)
+check_predict_counter = exercise_check("check_predict_counter", collect_prediction)
+check_predict_traces = exercise_check("check_predict_traces", collect_prediction)
+check_predict_gradients = exercise_check("check_predict_gradients", collect_prediction)
+check_predict_xla = exercise_check("check_predict_xla", collect_prediction)
+check_predict_library = exercise_check("check_predict_library", collect_prediction)
+
+
+# --------------------------------------------------------------------------- run_eagerly
+
+def _probe(raises: bool):
+    """A tf.function ``probe(x) = 2 * inner(x)`` with ``inner(x) = x * x + 1``, another
+    tf.function; each records, every time its Python body runs, whether it ran eagerly.
+    With ``raises``, probe's body raises ValueError. Returns (probe, outer log, inner log)."""
+    outer, inner_log = [], []
+
+    @tf.function
+    def inner(x):
+        inner_log.append(bool(tf.executing_eagerly()))
+        return x * x + 1.0
+
+    @tf.function
+    def probe(x):
+        outer.append(bool(tf.executing_eagerly()))
+        if raises:
+            raise ValueError("the check's probe raised, as the check asked")
+        return 2.0 * inner(x)
+
+    return probe, outer, inner_log
+
+
+def collect_run_eagerly(fn, case, ctx):
+    """Kernel half of ``check_run_eagerly``: ``run_eagerly(fn, *args)`` calls ``fn(*args)``
+    with ``tf.config.run_functions_eagerly(True)`` and puts the switch back as it was, even
+    when fn raises. Idea graded: fn, and every tf.function it calls, runs eagerly, and the
+    switch is restored (M19 when it is left on).
+
+    A case ``{"x", "before", "raises"}`` sets the switch to ``before``, then calls
+    ``run_eagerly(probe, x)`` twice, each time on a fresh probe (:func:`_probe`) whose two
+    tf.functions record whether their Python bodies ran eagerly; the switch is read after each
+    call and set back off (the check runs with it off).
+
+    Returns:
+        ``{"calls": [two dicts of "result", "raised", "outer", "inner", "after"]}``.
+    """
+    __tracebackhide__ = True
+    x, before, raises = float(case["x"]), bool(case["before"]), bool(case["raises"])
+    calls = []
+    try:
+        for _ in range(2):
+            probe, outer, inner = _probe(raises)
+            with quiet_tensorflow():
+                tf.config.run_functions_eagerly(before)
+            result, raised = None, None
+            if raises:
+                try:
+                    with quiet_tensorflow():
+                        fn(probe, tf.constant(x))
+                except NotImplementedError as error:
+                    if "symbolic" not in str(error):
+                        fail(f"{ctx.what} is {NOT_ANSWERED[0]}", fix=NOT_ANSWERED[1],
+                             code="not_answered")
+                    raised = type(error).__name__
+                except Exception as error:  # the probe's ValueError, or the student's own
+                    raised = type(error).__name__
+            else:
+                result = _call(fn, probe, tf.constant(x), what=ctx.what)
+            with quiet_tensorflow():
+                after = bool(tf.config.functions_run_eagerly())
+            calls.append({"result": result, "raised": raised, "outer": outer[:MAX_ENTRIES],
+                          "inner": inner[:MAX_ENTRIES], "after": after})
+    finally:
+        with quiet_tensorflow():
+            tf.config.run_functions_eagerly(False)
+    return {"calls": calls}
+
+
+check_run_eagerly = exercise_check("check_run_eagerly", collect_run_eagerly)
+
+
+# --------------------------------------------------------------------------- make_scaler
+
+def collect_make_scaler(make_fn, case, ctx):
+    """Kernel half of ``check_make_scaler``: ``make_scaler(initial)`` returns ``(set_scale,
+    scaled)``; ``scaled(x)`` is a tf.function returning x times the scale set last. Idea
+    graded: the graph reads the scale from a tf.Variable (M22 when a Python number was read
+    once, at trace time).
+
+    Calls scaled(x) twice, then set_scale(s) and scaled(x) for each s of the case's
+    ``scales``, then set_scale(initial) and scaled(x); x is a float32 tensor of the case.
+
+    Returns:
+        ``{"results", "traces", "op_types"}``.
+    """
+    __tracebackhide__ = True
+    initial, x = float(case["initial"]), _float32(case["x"])
+    made = _call(make_fn, initial, what=f"{ctx.exercise}({ctx.label})")
+    if not (isinstance(made, (tuple, list)) and len(made) == 2):
+        fail(f"{ctx.what} should return a pair (set_scale, scaled), got "
+             f"{type(made).__name__}.", fix="return set_scale, scaled", code="type")
+    set_scale, scaled = made
+    _require_tf_function(scaled, "scaled, the second function make_scaler returns",
+                         "keep @tf.function on scaled.")
+    results = [_call(scaled, x, what=ctx.what) for _ in range(2)]
+    for scale in [float(s) for s in case["scales"]] + [initial]:
+        _call(set_scale, scale, what=f"set_scale of {ctx.what}")
+        results.append(_call(scaled, x, what=ctx.what))
+    traces = scaled.experimental_get_tracing_count()
+    ops = _call(lambda: all_op_types(scaled.get_concrete_function(x)),
+                what=f"{ctx.what}, traced for its graph")
+    return {"results": results, "traces": traces, "op_types": ops}
+
+
+check_make_scaler = exercise_check("check_make_scaler", collect_make_scaler)
+
+
+# --------------------------------------------------------------------------- Recorder
+
+def collect_recorder(cls, case, ctx):
+    """Kernel half of ``check_recorder``: ``Recorder()`` has a Python list ``log`` and a
+    method ``record(x)`` that returns sum(x * x), computed by a tf.function, and appends the
+    value to ``log`` on every call. Idea graded: Python bookkeeping happens outside the graph,
+    on what the tf.function returned (M23 when the append ran inside it, once per trace).
+
+    A fresh Recorder gets ``record`` called on each input of the case (float32 tensors), while
+    tf.function calls from Python are recorded (:func:`recording_graph_calls`).
+
+    Returns:
+        ``{"results", "log", "symbolic", "log_is_list", "graph_calls", "op_types"}``.
+    """
+    __tracebackhide__ = True
+    recorder = _call(cls, what=f"{ctx.exercise}()")
+    results, graph_calls = [], []
+    with recording_graph_calls() as record:
+        for x in case["inputs"]:
+            before = len(record)
+            results.append(_call(getattr(recorder, "record", None), _float32(x),
+                                 what=ctx.what))
+            graph_calls.append(len(record) - before)
+    log = getattr(recorder, "log", None)
+    entries = [_plain_value(entry) for entry in log[:MAX_ENTRIES]] if isinstance(
+        log, list) else []
+    symbolic = sum(1 for entry in (log[:MAX_ENTRIES] if isinstance(log, list) else [])
+                   if _plain_value(entry) is None and entry is not None)
+    return {"results": results, "log": entries, "symbolic": symbolic,
+            "log_is_list": isinstance(log, list), "graph_calls": graph_calls,
+            "op_types": _called_op_types(record)}
+
+
+check_recorder = exercise_check("check_recorder", collect_recorder)
+
+
+# --------------------------------------------------------------------------- make_next_value
+
+def collect_make_next_value(make_fn, case, ctx):
+    """Kernel half of ``check_make_next_value``: ``make_next_value(values)`` (values: a Python
+    list of floats) returns a tf.function ``next_value()`` whose k-th call returns values[k]
+    as a float32 scalar. Idea graded: the graph takes the elements from a tf.data iterator (or
+    other TensorFlow state), not from a Python iterator consumed while tracing (M24).
+
+    Returns:
+        ``{"results": one per element, "traces", "op_types"}``.
+    """
+    __tracebackhide__ = True
+    elements = [float(v) for v in case["values"]]
+    next_value = _call(make_fn, list(elements), what=f"{ctx.exercise}({ctx.label})")
+    _require_tf_function(next_value, "The function make_next_value returns",
+                         "keep @tf.function on next_value.")
+    results = [_call(next_value, what=f"{ctx.what}, call {k + 1}")
+               for k in range(len(elements))]
+    traces = next_value.experimental_get_tracing_count()
+    ops = _call(lambda: all_op_types(next_value.get_concrete_function()),
+                what=f"{ctx.what}, traced for its graph")
+    return {"results": results, "traces": traces, "op_types": ops}
+
+
+check_make_next_value = exercise_check("check_make_next_value", collect_make_next_value)
+
+
+# --------------------------------------------------------------------------- WarmupSchedule
+
+def collect_warmup_schedule(cls, case, ctx):
+    """Kernel half of ``check_warmup_schedule``: ``WarmupSchedule(base_lr, warmup_steps)``
+    has a step counter ``step`` (a tf.Variable) and a tf.function ``next_lr()`` whose k-th
+    call returns base_lr * k / warmup_steps while k <= warmup_steps, then base_lr. Idea graded:
+    the counter is a tf.Variable the graph updates on every call (M25 for a Python int).
+
+    Two fresh schedules (they must not share their counter) get ``calls`` calls each.
+
+    Returns:
+        ``{"instances": [two dicts of "rates", "step_is_variable", "step", "traces",
+        "op_types"]}``.
+    """
+    __tracebackhide__ = True
+    base_lr, steps, calls = float(case["base_lr"]), int(case["warmup_steps"]), int(case["calls"])
+    instances = []
+    for _ in range(2):
+        schedule = _call(cls, base_lr, steps, what=f"{ctx.exercise}({base_lr}, {steps})"
+                         if not ctx.hidden else f"{ctx.exercise}(...) ({ctx.label})")
+        next_lr = getattr(schedule, "next_lr", None)
+        _require_tf_function(next_lr, "WarmupSchedule.next_lr",
+                             "keep @tf.function on next_lr.")
+        rates = [_call(next_lr, what=f"{ctx.what}, call {k + 1}") for k in range(calls)]
+        step = getattr(schedule, "step", None)
+        is_variable = isinstance(step, tf.Variable)
+        ops = _call(lambda: all_op_types(next_lr.get_concrete_function()),
+                    what=f"{ctx.what}, traced for its graph")
+        instances.append({"rates": rates, "step_is_variable": is_variable,
+                          "step": step.numpy() if is_variable else None,
+                          "traces": next_lr.experimental_get_tracing_count(), "op_types": ops})
+    return {"instances": instances}
+
+
+check_warmup_schedule = exercise_check("check_warmup_schedule", collect_warmup_schedule)
+
+
+# --------------------------------------------------------------------------- descend
+
+def collect_descend(fn, case, ctx):
+    """Kernel half of ``check_descend``: ``descend(w, grads, lrs)`` applies ``w -= lr * grad``
+    for each pair through the tf.function ``sgd_update`` and returns w; ``lrs`` are Python
+    floats (a decaying schedule, as a training loop computes them). Idea graded: the learning
+    rate reaches the graph as a tensor, so the loop does not retrace (M26).
+
+    w is a fresh float32 tf.Variable; every tf.function call made from Python during descend is
+    recorded with its trace counts (:func:`recording_graph_calls`).
+
+    Returns:
+        ``{"w", "returned", "graph_calls", "traces"}``.
+    """
+    __tracebackhide__ = True
+    w = tf.Variable(np.asarray(case["w"], dtype=np.float32))
+    grads = [_float32(g) for g in case["grads"]]
+    lrs = [float(lr) for lr in case["lrs"]]
+    with recording_graph_calls() as record:
+        returned = _call(fn, w, grads, lrs, what=ctx.what)
+    return {"w": w, "returned": returned, "graph_calls": len(record),
+            "traces": _new_traces(record)}
+
+
+check_descend = exercise_check("check_descend", collect_descend)
+
+
+# --------------------------------------------------------------------------- td_update
+
+def collect_td_update(fn, case, ctx):
+    """Kernel half of ``check_td_update``: ``td_update(w, s, r, s_next, done, gamma, lr)`` is
+    a tf.function making one TD(0) step of a linear value function v(s) = w . s and returning
+    the loss 0.5 * delta ** 2. Idea graded: the target is held fixed (tf.stop_gradient or
+    tape.stop_recording), and tape.gradient computes the update (M27 when the gradient flows
+    into the target).
+
+    A fresh copy of the function (``tf.function(fn.python_function)``) runs every step of the
+    case on a fresh float32 variable w, ``done`` a bool tensor, the rest float32 tensors,
+    while ``tape.gradient`` calls are recorded (they happen while the copy traces).
+
+    Returns:
+        ``{"losses", "weights" (w after each step), "tape_calls"}``.
+    """
+    __tracebackhide__ = True
+    _require_tf_function(fn, "td_update", "keep @tf.function on td_update.")
+    fresh = tf.function(fn.python_function)
+    w = tf.Variable(np.asarray(case["w"], dtype=np.float32))
+    gamma, lr = _float32(case["gamma"]), _float32(case["lr"])
+    losses, weights = [], []
+    with recording_gradients() as record:
+        for step in case["steps"]:
+            losses.append(_call(fresh, w, _float32(step["s"]), _float32(step["r"]),
+                                _float32(step["s_next"]), tf.constant(bool(step["done"])),
+                                gamma, lr, what=ctx.what))
+            weights.append(w.numpy())
+    return {"losses": losses, "weights": weights, "tape_calls": len(record.calls)}
+
+
+check_td_update = exercise_check("check_td_update", collect_td_update)
+
+
+# --------------------------------------------------------------------------- rms_normalize
+
+def collect_rms_normalize(fn, case, ctx):
+    """Kernel half of ``check_rms_normalize``: ``rms_normalize(x)`` is a
+    ``tf.function(jit_compile=True)`` returning x / sqrt(mean(x ** 2) + 1e-6). Idea graded:
+    it stays compiled by XLA once what XLA cannot compile (tf.print) is gone (M18 while it is
+    there, by :func:`harness.call`).
+
+    Calls it twice on the case's float32 tensor; XLA's own C++ log of a failed compilation is
+    captured, never shown.
+
+    Returns:
+        ``{"results", "jit"}``.
+    """
+    __tracebackhide__ = True
+    _require_tf_function(fn, "rms_normalize", "keep @tf.function(jit_compile=True) on it.")
+    x = _float32(case)
+
+    def xla(error):  # M18, with this exercise's fix: XLA stays, the print goes
+        found = diagnose(error, ctx.what)
+        if found and found[0] == "M18":
+            raise CheckFailed(found[1], "M18", "keep @tf.function(jit_compile=True) and delete "
+                              "the tf.print line (print the result outside the function if you "
+                              "need to see it).", code="xla_print") from None
+
+    with capture_output():
+        results = [_call(fn, x, what=ctx.what, explain=xla) for _ in range(2)]
+    return {"results": results, "jit": getattr(fn, "_jit_compile", None) is True}
+
+
+check_rms_normalize = exercise_check("check_rms_normalize", collect_rms_normalize)
+
+
+# --------------------------------------------------------------------------- count_ops
+# The functions check_count_ops traces, by name: count_ops gets their concrete functions.
+
+def _fizzbuzz(n):
+    ta = tf.TensorArray(tf.string, size=n)
+    for i in tf.range(1, n + 1):
+        if i % 15 == 0:
+            word = tf.constant("FizzBuzz")
+        elif i % 3 == 0:
+            word = tf.constant("Fizz")
+        elif i % 5 == 0:
+            word = tf.constant("Buzz")
+        else:
+            word = tf.strings.as_string(i)
+        ta = ta.write(i - 1, word)
+    return ta.stack()
+
+
+def _affine(x):
+    return 2.0 * x + 1.0
+
+
+def _collatz(n):
+    steps = tf.constant(0)
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def _tanh_loop(x):
+    while tf.reduce_sum(x) > 1.0:
+        x = tf.tanh(x)
+    return x
+
+
+def _clipped(x):
+    if tf.reduce_max(x) > 1.0:
+        x = x / tf.reduce_max(x)
+    return tf.reduce_sum(x * x)
+
+
+#: name -> (Python function, input signature) of the functions check_count_ops traces.
+COUNT_FUNCTIONS = {
+    "fizzbuzz": (_fizzbuzz, tf.TensorSpec([], tf.int32)),
+    "affine": (_affine, tf.TensorSpec([None], tf.float32)),
+    "collatz": (_collatz, tf.TensorSpec([], tf.int32)),
+    "tanh_loop": (_tanh_loop, tf.TensorSpec([None], tf.float32)),
+    "clipped": (_clipped, tf.TensorSpec([None], tf.float32)),
+}
+
+
+def collect_count_ops(fn, case, ctx):
+    """Kernel half of ``check_count_ops``: ``count_ops(concrete)`` returns the number of ops
+    of a concrete function, those inside loops and conditions included. Idea graded: the ops
+    are the GraphDef's nodes plus the nodes of every library function (M28 when only the
+    top-level graph is counted).
+
+    A case names a function of :data:`COUNT_FUNCTIONS` (the hidden ones are functions the
+    student has never seen); a fresh tf.function of it is traced for its signature.
+
+    Returns:
+        ``{"result", "graph_nodes", "library_nodes": [nodes of each library function]}``.
+    """
+    __tracebackhide__ = True
+    python_function, spec = COUNT_FUNCTIONS[str(case)]
+    concrete = tf.function(python_function).get_concrete_function(spec)
+    result = _call(fn, concrete, what=ctx.what)
+    graph_def = concrete.graph.as_graph_def()
+    return {"result": result, "graph_nodes": len(graph_def.node),
+            "library_nodes": [len(f.node_def) for f in graph_def.library.function]}
+
+
+check_count_ops = exercise_check("check_count_ops", collect_count_ops)

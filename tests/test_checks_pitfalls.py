@@ -1,0 +1,722 @@
+"""The checks of assignment 07 (autograder.checks.pitfalls) against right and known-wrong
+implementations: each right one passes, each broken one (the notebook's broken code) fails with
+its mistake of the course catalogue (M18, M19, M22-M28), and each answer that reaches the right
+numbers without the exercise's idea fails with M21 and a message that names the idea. The
+predictions pass when right and name the misconception a wrong one shows. Real TensorFlow, no
+mocks; the grading path (kernel half through kernel_entry, judged with reveal=False) is tested
+for several exercises."""
+from __future__ import annotations
+
+import pytest
+import tensorflow as tf
+
+from autograder.checks import judge, pitfalls, plain
+from autograder.checks.compare import CheckFailed
+from autograder.checks.kernel_entry import Entry
+from tests.expect import fails_with, flat
+
+
+@pytest.fixture(autouse=True)
+def graphs_afterwards():
+    """Every test leaves tf.config.run_functions_eagerly off, as it found it."""
+    yield
+    assert tf.config.functions_run_eagerly() is False
+    tf.config.run_functions_eagerly(False)
+
+
+def grade(check_name, args, cases):
+    """Grade ``args`` (the check's positional arguments) on hidden ``cases`` as the grader
+    does: the kernel half through kernel_entry.Entry.observe, its reply as plain text, each case
+    judged with reveal=False. Returns the number of cases judged; raises the first
+    CheckFailed."""
+    entry = judge.load()[check_name]
+    request = plain.dumps({"cases": cases, "hidden": True, "options": {}})
+    reply = plain.loads(Entry.observe(check_name, lambda: tuple(args), request))
+    assert len(reply["cases"]) <= len(cases)
+    for index, (case, answer) in enumerate(zip(cases, reply["cases"])):
+        case = plain.roundtrip(case)
+        judge.judge_observation(entry, case, answer, entry.context(index, case, True,
+                                                                   reveal=False), {})
+    return len(reply["cases"])
+
+
+def graded_failure(check_name, args, cases, mistake, *words, secrets=()) -> CheckFailed:
+    """``grade`` must fail with ``mistake`` and ``words``, and show none of ``secrets``."""
+    with pytest.raises(CheckFailed) as info:
+        grade(check_name, args, cases)
+    text = flat(info.value)
+    assert info.value.mistake == mistake, text
+    for word in words:
+        assert word in text, text
+    for secret in secrets:
+        assert secret not in text, text
+    return info.value
+
+
+def predicts(check, *values):
+    """``check(*values)`` as fails_with expects a one-argument check."""
+    return lambda _: check(*values)
+
+
+# ---------------------------------------------------------------- predictions
+
+def test_right_predictions_pass(capsys):
+    pitfalls.check_predict_eager(3, 1)
+    pitfalls.check_predict_buggy_add(2, 11.0)
+    pitfalls.check_predict_log(1)
+    pitfalls.check_predict_iterator([1, 1, 1])
+    pitfalls.check_predict_counter(1, 5)
+    pitfalls.check_predict_traces(3)
+    pitfalls.check_predict_gradients(3.0, 9, None)
+    pitfalls.check_predict_xla([True, False, False])
+    pitfalls.check_predict_library(8)
+    assert capsys.readouterr().out.count("1 case passed") == 9
+
+
+@pytest.mark.parametrize("check,values,mistake,words", [
+    (pitfalls.check_predict_eager, (3, 3), "M08", ["once for three calls"]),
+    (pitfalls.check_predict_eager, (1, 1), None, ["on every one of the three calls"]),
+    (pitfalls.check_predict_buggy_add, (11, 11), "M22", ["does not retrace"]),
+    (pitfalls.check_predict_buggy_add, (2, 2), None, ["new input type"]),
+    (pitfalls.check_predict_log, (3,), "M23", ["once for three calls"]),
+    (pitfalls.check_predict_iterator, ([1, 2, 3],), "M24", ["once, while tracing"]),
+    (pitfalls.check_predict_counter, (5, 5), "M25", ["while TensorFlow traces"]),
+    (pitfalls.check_predict_counter, (1, 1), None, ["op of the graph"]),
+    (pitfalls.check_predict_traces, (5,), "M26", ["traced by value"]),
+    (pitfalls.check_predict_gradients, (6.0, 9.0, None), None, ["a constant to the tape"]),
+    (pitfalls.check_predict_gradients, (3.0, 27.0, None), None, ["stopped recording"]),
+    (pitfalls.check_predict_gradients, (3.0, 9.0, 0.0), None, ["UnconnectedGradients.ZERO"]),
+    (pitfalls.check_predict_xla, ([True, True, True],), "M18", ["no XLA kernel"]),
+    (pitfalls.check_predict_library, (4,), None, ["2 + 3 * 2"]),
+])
+def test_wrong_predictions_name_the_misconception(check, values, mistake, words):
+    error = fails_with(predicts(check, *values), None, mistake, *words)
+    assert "you predicted" in flat(error)
+
+
+def test_a_prediction_is_a_plain_value_written_down_not_a_tensor():
+    error = fails_with(predicts(pitfalls.check_predict_traces, tf.constant(3)), None, None,
+                       "should be a whole number", "written down")
+    assert error.code == "prediction_type"
+    fails_with(predicts(pitfalls.check_predict_eager, 3.0, 1), None, None, "whole number")
+    fails_with(predicts(pitfalls.check_predict_iterator, "1, 1, 1"), None, None, "a list")
+
+
+def test_grading_a_prediction_shows_neither_the_answer_nor_the_guess():
+    assert grade("check_predict_traces", (3,), [None]) == 1
+    error = graded_failure("check_predict_traces", (5,), [None], "M26", "traced by value",
+                           secrets=["you predicted", "5"])
+    assert error.code == "wrong_prediction"
+
+
+# ---------------------------------------------------------------- run_eagerly
+
+def run_eagerly(fn, *args):
+    previous = tf.config.functions_run_eagerly()
+    tf.config.run_functions_eagerly(True)
+    try:
+        return fn(*args)
+    finally:
+        tf.config.run_functions_eagerly(previous)
+
+
+def run_eagerly_broken(fn, *args):  # the notebook's: the switch stays on
+    tf.config.run_functions_eagerly(True)
+    return fn(*args)
+
+
+def run_eagerly_no_finally(fn, *args):
+    previous = tf.config.functions_run_eagerly()
+    tf.config.run_functions_eagerly(True)
+    result = fn(*args)
+    tf.config.run_functions_eagerly(previous)
+    return result
+
+
+def run_eagerly_always_off(fn, *args):
+    tf.config.run_functions_eagerly(True)
+    try:
+        return fn(*args)
+    finally:
+        tf.config.run_functions_eagerly(False)
+
+
+def run_eagerly_python_function(fn, *args):  # the outer body eagerly, nested graphs as graphs
+    return fn.python_function(*args)
+
+
+def run_eagerly_as_graph(fn, *args):
+    return fn(*args)
+
+
+def test_run_eagerly_passes_the_solution(capsys):
+    pitfalls.check_run_eagerly(run_eagerly)
+    assert "3 cases passed" in capsys.readouterr().out
+
+
+def test_run_eagerly_names_a_switch_left_on():
+    fails_with(pitfalls.check_run_eagerly, run_eagerly_broken, "M19", "still on after the call")
+    fails_with(pitfalls.check_run_eagerly, run_eagerly_no_finally, "M19", "when fn raised",
+               "finally")
+
+
+def test_run_eagerly_restores_the_previous_state_not_always_off():
+    error = fails_with(pitfalls.check_run_eagerly, run_eagerly_always_off, None,
+                       "switch on before", "on before the call and is off after it")
+    assert error.code == "not_restored"
+
+
+def test_run_eagerly_rejects_the_right_value_without_eager_execution():
+    fails_with(pitfalls.check_run_eagerly, run_eagerly_as_graph, "M21", "ran as a graph")
+    fails_with(pitfalls.check_run_eagerly, run_eagerly_python_function, "M21",
+               "still ran as a graph", "fn.python_function")
+
+
+def test_grading_run_eagerly():
+    cases = [{"x": 0.5, "before": True, "raises": True}, {"x": -4.0, "before": False,
+                                                         "raises": False},
+             {"x": 2.5, "before": False, "raises": True}]
+    assert grade("check_run_eagerly", (run_eagerly,), cases) == 3
+    graded_failure("check_run_eagerly", (run_eagerly_no_finally,), cases, "M19",
+                   "hidden case 3", secrets=["0.5", "-4.0", "2.5", "when fn raised"])
+    graded_failure("check_run_eagerly", (run_eagerly_python_function,), cases[1:], "M21",
+                   "hidden case 1", secrets=["-4.0", "33"])
+
+
+# ---------------------------------------------------------------- make_scaler
+
+def make_scaler(initial):
+    scale = tf.Variable(float(initial))
+
+    def set_scale(value):
+        scale.assign(value)
+
+    @tf.function
+    def scaled(x):
+        return x * scale
+
+    return set_scale, scaled
+
+
+def make_scaler_broken(initial):  # the notebook's: a free variable read at trace time
+    scale = initial
+
+    def set_scale(value):
+        nonlocal scale
+        scale = value
+
+    @tf.function
+    def scaled(x):
+        return x * scale
+
+    return set_scale, scaled
+
+
+def make_scaler_eager(initial):  # right numbers, no graph
+    scale = [initial]
+
+    def set_scale(value):
+        scale[0] = value
+
+    return set_scale, lambda x: x * scale[0]
+
+
+def make_scaler_py_function(initial):  # right numbers, Python run from the graph
+    scale = [initial]
+
+    def set_scale(value):
+        scale[0] = value
+
+    @tf.function
+    def scaled(x):
+        return x * tf.py_function(lambda: tf.constant(scale[0], tf.float32), [], tf.float32)
+
+    return set_scale, scaled
+
+
+def make_scaler_nested(initial):  # the scale passed on as a Python float, inside a graph
+    state = {"scale": float(initial)}
+
+    @tf.function
+    def by(x, scale):
+        return x * scale
+
+    def set_scale(value):
+        state["scale"] = float(value)
+
+    scaled = tf.function(lambda x: by(x, state["scale"]))
+    return set_scale, scaled
+
+
+def test_make_scaler_passes_the_solution(capsys):
+    pitfalls.check_make_scaler(make_scaler)
+    assert "2 cases passed" in capsys.readouterr().out
+
+
+def test_make_scaler_names_a_free_variable_read_at_trace_time():
+    fails_with(pitfalls.check_make_scaler, make_scaler_nested, "M22", "becomes a constant")
+    fails_with(pitfalls.check_make_scaler, make_scaler_broken, "M22", "still multiplies by the "
+               "first scale 2.0", "becomes a constant of the graph", "tf.Variable")
+
+
+def test_make_scaler_rejects_the_right_numbers_without_a_variable_read_by_the_graph():
+    error = fails_with(pitfalls.check_make_scaler, make_scaler_eager, "M21",
+                       "not a tf.function", "graph mode")
+    assert error.code == "not_tf_function"
+    fails_with(pitfalls.check_make_scaler, make_scaler_py_function, "M21", "runs Python from "
+               "the graph")
+
+
+def test_grading_make_scaler():
+    cases = [{"initial": 0.5, "x": [[1.0, 2.0], [3.0, 4.0]], "scales": [-2.0, 0.0, 7.5]}]
+    assert grade("check_make_scaler", (make_scaler,), cases) == 1
+    graded_failure("check_make_scaler", (make_scaler_broken,), cases, "M22", "hidden case 1",
+                   "tf.Variable", secrets=["0.5", "7.5", "-2.0"])
+    error = graded_failure("check_make_scaler", (make_scaler_eager,), cases, "M21",
+                           "hidden case 1", "not a tf.function", secrets=["0.5"])
+    assert error.code == "not_tf_function"
+
+
+# ---------------------------------------------------------------- Recorder
+
+class Recorder(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.log = []
+
+    @tf.function
+    def _square_sum(self, x):
+        return tf.reduce_sum(x * x)
+
+    def record(self, x):
+        y = self._square_sum(x)
+        self.log.append(y)
+        return y
+
+
+class RecorderBroken(tf.Module):  # the notebook's: append inside the graph
+    def __init__(self):
+        super().__init__()
+        self.log = []
+
+    @tf.function
+    def record(self, x):
+        y = tf.reduce_sum(x * x)
+        self.log.append(y)
+        return y
+
+
+class RecorderEager(tf.Module):  # right log, no graph
+    def __init__(self):
+        super().__init__()
+        self.log = []
+
+    def record(self, x):
+        y = tf.reduce_sum(x * x)
+        self.log.append(float(y))
+        return y
+
+
+class RecorderPyFunction(tf.Module):  # right log, appended by Python run from the graph
+    def __init__(self):
+        super().__init__()
+        self.log = []
+
+    @tf.function
+    def record(self, x):
+        y = tf.reduce_sum(x * x)
+
+        def append(value):
+            self.log.append(float(value))
+            return value
+
+        return tf.py_function(append, [y], tf.float32)
+
+
+def test_recorder_passes_the_solution(capsys):
+    pitfalls.check_recorder(Recorder)
+    assert "2 cases passed" in capsys.readouterr().out
+
+
+def test_recorder_names_a_list_appended_inside_the_graph():
+    fails_with(pitfalls.check_recorder, RecorderBroken, "M23", "(1 entry for 3 calls)",
+               "once per trace", "graph tensor")
+
+
+def test_recorder_rejects_the_right_log_without_a_graph():
+    fails_with(pitfalls.check_recorder, RecorderEager, "M21", "ran no tf.function")
+    fails_with(pitfalls.check_recorder, RecorderPyFunction, "M21", "runs Python from the graph")
+
+
+def test_grading_recorder():
+    cases = [{"inputs": [[[1.0, 2.0], [3.0, 4.0]], [[0.5]], [[-2.0, 0.25]]]}]
+    assert grade("check_recorder", (Recorder,), cases) == 1
+    graded_failure("check_recorder", (RecorderBroken,), cases, "M23", "hidden case 1",
+                   secrets=["entries for", "30.0", "0.25"])
+
+
+# ---------------------------------------------------------------- make_next_value
+
+def make_next_value(values):
+    iterator = iter(tf.data.Dataset.from_tensor_slices(tf.constant(values, tf.float32)))
+
+    @tf.function
+    def next_value():
+        return next(iterator)
+
+    return next_value
+
+
+def make_next_value_broken(values):  # the notebook's: a Python iterator
+    iterator = iter(values)
+
+    @tf.function
+    def next_value():
+        return tf.constant(next(iterator), tf.float32)
+
+    return next_value
+
+
+def make_next_value_eager(values):
+    iterator = iter(values)
+    return lambda: tf.constant(next(iterator), tf.float32)
+
+
+def make_next_value_py_function(values):
+    iterator = iter(values)
+
+    @tf.function
+    def next_value():
+        return tf.py_function(lambda: tf.constant(next(iterator), tf.float32), [], tf.float32)
+
+    return next_value
+
+
+def test_make_next_value_passes_the_solution_and_a_variable_index(capsys):
+    pitfalls.check_make_next_value(make_next_value)
+
+    def with_index(values):
+        data, index = tf.constant(values, tf.float32), tf.Variable(0)
+
+        @tf.function
+        def next_value():
+            value = data[index]
+            index.assign_add(1)
+            return value
+        return next_value
+
+    pitfalls.check_make_next_value(with_index)
+    assert capsys.readouterr().out.count("2 cases passed") == 2
+
+
+def test_make_next_value_names_a_python_iterator_consumed_at_trace_time():
+    fails_with(pitfalls.check_make_next_value, make_next_value_broken, "M24",
+               "returns the first element", "tf.data.Dataset")
+
+
+def test_make_next_value_rejects_the_right_values_without_graph_state():
+    fails_with(pitfalls.check_make_next_value, make_next_value_eager, "M21", "not a tf.function")
+    fails_with(pitfalls.check_make_next_value, make_next_value_py_function, "M21",
+               "runs Python from the graph")
+
+
+def test_grading_make_next_value():
+    cases = [{"values": [0.5, -1.0, 2.0, 8.0, -3.5]}]
+    assert grade("check_make_next_value", (make_next_value,), cases) == 1
+    graded_failure("check_make_next_value", (make_next_value_broken,), cases, "M24",
+                   "hidden case 1", secrets=["0.5", "-3.5", "call 2"])
+
+
+# ---------------------------------------------------------------- WarmupSchedule
+
+class WarmupSchedule(tf.Module):
+    def __init__(self, base_lr, warmup_steps):
+        super().__init__()
+        self.base_lr = base_lr
+        self.warmup_steps = warmup_steps
+        self.step = tf.Variable(0)
+
+    @tf.function
+    def next_lr(self):
+        self.step.assign_add(1)
+        if self.step <= self.warmup_steps:
+            return self.base_lr * tf.cast(self.step, tf.float32) / self.warmup_steps
+        return tf.constant(self.base_lr)
+
+
+class WarmupScheduleBroken(tf.Module):  # the notebook's: a Python counter
+    def __init__(self, base_lr, warmup_steps):
+        super().__init__()
+        self.base_lr = base_lr
+        self.warmup_steps = warmup_steps
+        self.step = 0
+
+    @tf.function
+    def next_lr(self):
+        self.step += 1
+        if self.step <= self.warmup_steps:
+            return tf.constant(self.base_lr * self.step / self.warmup_steps)
+        return tf.constant(self.base_lr)
+
+
+class WarmupScheduleEager(tf.Module):  # right rates, computed in Python outside any graph
+    def __init__(self, base_lr, warmup_steps):
+        super().__init__()
+        self.base_lr, self.warmup_steps = base_lr, warmup_steps
+        self.step = tf.Variable(0)
+
+    def next_lr(self):
+        self.step.assign_add(1)
+        k = int(self.step.numpy())
+        return tf.constant(self.base_lr * min(k, self.warmup_steps) / self.warmup_steps)
+
+
+class WarmupScheduleShared(WarmupSchedule):  # one counter for every schedule
+    shared = None
+
+    def __init__(self, base_lr, warmup_steps):
+        super().__init__(base_lr, warmup_steps)
+        if WarmupScheduleShared.shared is None:
+            WarmupScheduleShared.shared = self.step
+        self.step = WarmupScheduleShared.shared
+
+
+def test_warmup_schedule_passes_the_solution(capsys):
+    pitfalls.check_warmup_schedule(WarmupSchedule)
+    pitfalls.check_warmup_schedule(WarmupSchedule, cases=[
+        {"base_lr": 0.5, "warmup_steps": 1, "calls": 3},
+        {"base_lr": 0.02, "warmup_steps": 4, "calls": 7}], hidden=True)
+    assert "2 cases passed" in capsys.readouterr().out
+
+
+def test_warmup_schedule_names_a_python_counter():
+    fails_with(pitfalls.check_warmup_schedule, WarmupScheduleBroken, "M25",
+               "same rate on every call", "self.step = tf.Variable(0)")
+
+
+def test_warmup_schedule_rejects_the_right_rates_without_the_graph_counter():
+    error = fails_with(pitfalls.check_warmup_schedule, WarmupScheduleEager, "M21",
+                       "WarmupSchedule.next_lr is not a tf.function")
+    assert error.code == "not_tf_function"
+    error = fails_with(pitfalls.check_warmup_schedule, WarmupScheduleShared, None,
+                       "does not start from the first step")
+    assert error.code == "shared"
+
+
+def test_grading_warmup_schedule():
+    cases = [{"base_lr": 0.02, "warmup_steps": 4, "calls": 7}]
+    assert grade("check_warmup_schedule", (WarmupSchedule,), cases) == 1
+    graded_failure("check_warmup_schedule", (WarmupScheduleBroken,), cases, "M25",
+                   "hidden case 1", secrets=["0.02", "0.005", "call 2"])
+
+
+# ---------------------------------------------------------------- descend
+
+@tf.function
+def sgd_update(w, grad, lr):
+    w.assign_sub(lr * grad)
+
+
+def descend(w, grads, lrs):
+    for grad, lr in zip(grads, lrs):
+        sgd_update(w, grad, tf.constant(lr, dtype=tf.float32))
+    return w
+
+
+def descend_broken(w, grads, lrs):  # the notebook's: Python floats retrace
+    for grad, lr in zip(grads, lrs):
+        sgd_update(w, grad, lr)
+    return w
+
+
+def descend_eager(w, grads, lrs):  # right weights, no graph
+    for grad, lr in zip(grads, lrs):
+        w.assign_sub(lr * grad)
+    return w
+
+
+def descend_new_function_per_call(w, grads, lrs):  # a fresh tf.function per step: retraces
+    for grad, lr in zip(grads, lrs):
+        tf.function(sgd_update.python_function)(w, grad, tf.constant(lr))
+    return w
+
+
+def test_descend_passes_the_solution(capsys):
+    pitfalls.check_descend(descend)
+    assert "1 case passed" in capsys.readouterr().out
+
+
+def test_descend_names_a_retrace_per_python_float():
+    fails_with(pitfalls.check_descend, descend_broken, "M26", "(6 traces for 6 steps)",
+               "tf.constant(lr, tf.float32)")
+    fails_with(pitfalls.check_descend, descend_new_function_per_call, "M26", "traced again")
+
+
+def test_descend_rejects_the_right_weights_without_a_graph():
+    fails_with(pitfalls.check_descend, descend_eager, "M21", "did not run as a graph")
+
+
+def test_grading_descend():
+    cases = [{"w": [2.0, 0.0, -2.0], "grads": [[1.0, 2.0, 3.0], [-1.0, 0.0, 1.0],
+                                               [0.5, 0.5, 0.5]],
+              "lrs": [0.0911, 0.0733, 0.0587]}]
+    assert grade("check_descend", (descend,), cases) == 1
+    graded_failure("check_descend", (descend_broken,), cases, "M26", "hidden case 1",
+                   secrets=["0.0911", "traces for"])
+
+
+# ---------------------------------------------------------------- td_update
+
+@tf.function
+def td_update(w, s, r, s_next, done, gamma, lr):
+    with tf.GradientTape() as tape:
+        if done:
+            target = r
+        else:
+            target = r + gamma * tf.tensordot(w, s_next, 1)
+        target = tf.stop_gradient(target)
+        delta = target - tf.tensordot(w, s, 1)
+        loss = 0.5 * delta ** 2
+    w.assign_sub(lr * tape.gradient(loss, w))
+    return loss
+
+
+@tf.function
+def td_update_stop_recording(w, s, r, s_next, done, gamma, lr):
+    with tf.GradientTape() as tape:
+        with tape.stop_recording():
+            target = tf.where(done, r, r + gamma * tf.reduce_sum(w * s_next))
+        loss = 0.5 * tf.square(target - tf.reduce_sum(w * s))
+    w.assign_sub(lr * tape.gradient(loss, w))
+    return loss
+
+
+@tf.function
+def td_update_broken(w, s, r, s_next, done, gamma, lr):  # the notebook's: the target moves
+    with tf.GradientTape() as tape:
+        if done:
+            target = r
+        else:
+            target = r + gamma * tf.tensordot(w, s_next, 1)
+        delta = target - tf.tensordot(w, s, 1)
+        loss = 0.5 * delta ** 2
+    w.assign_sub(lr * tape.gradient(loss, w))
+    return loss
+
+
+@tf.function
+def td_update_by_hand(w, s, r, s_next, done, gamma, lr):  # the semi-gradient as a formula
+    target = r + gamma * (1.0 - tf.cast(done, tf.float32)) * tf.tensordot(w, s_next, 1)
+    delta = target - tf.tensordot(w, s, 1)
+    w.assign_add(lr * delta * s)
+    return 0.5 * delta ** 2
+
+
+def test_td_update_passes_stop_gradient_and_stop_recording(capsys):
+    pitfalls.check_td_update(td_update)
+    pitfalls.check_td_update(td_update_stop_recording)
+    assert capsys.readouterr().out.count("1 case passed") == 2
+
+
+def test_td_update_names_a_target_that_is_not_held_fixed():
+    fails_with(pitfalls.check_td_update, td_update_broken, "M27", "full gradient",
+               "tf.stop_gradient(target)")
+
+
+def test_td_update_rejects_the_semi_gradient_by_hand():
+    fails_with(pitfalls.check_td_update, td_update_by_hand, "M21", "no tape computed")
+    error = fails_with(pitfalls.check_td_update, td_update_by_hand.python_function, "M21",
+                       "td_update is not a tf.function")
+    assert error.code == "not_tf_function"
+
+
+def test_grading_td_update():
+    cases = [{"w": [1.5, 1.5], "gamma": 0.99, "lr": 0.05,
+              "steps": [{"s": [2.0, -1.0], "r": 0.25, "s_next": [1.0, 3.0], "done": False},
+                        {"s": [1.0, 3.0], "r": 1.0, "s_next": [0.0, 0.0], "done": True}]}]
+    assert grade("check_td_update", (td_update,), cases) == 1
+    graded_failure("check_td_update", (td_update_broken,), cases, "M27", "hidden case 1",
+                   secrets=["0.99", "step 1", "1.5"])
+    graded_failure("check_td_update", (td_update_by_hand,), cases, "M21", "no tape",
+                   secrets=["0.99"])
+
+
+# ---------------------------------------------------------------- rms_normalize
+
+@tf.function(jit_compile=True)
+def rms_normalize(x):
+    return x / tf.sqrt(tf.reduce_mean(tf.square(x)) + 1e-6)
+
+
+@tf.function(jit_compile=True)
+def rms_normalize_broken(x):  # the notebook's: tf.print in an XLA function
+    rms = tf.sqrt(tf.reduce_mean(tf.square(x)) + 1e-6)
+    tf.print("rms:", rms)
+    return x / rms
+
+
+def test_rms_normalize_passes_the_solution(capsys):
+    pitfalls.check_rms_normalize(rms_normalize)
+    assert "2 cases passed" in capsys.readouterr().out
+
+
+def test_rms_normalize_names_what_xla_cannot_compile():
+    error = fails_with(pitfalls.check_rms_normalize, rms_normalize_broken, "M18",
+                       "XLA cannot compile StringFormat", "keep @tf.function(jit_compile=True)",
+                       "delete the tf.print line")
+    assert error.code == "xla_print" and "remove jit_compile" not in flat(error)
+
+
+def test_grading_rms_normalize_words_the_fix_of_this_exercise():
+    assert grade("check_rms_normalize", (rms_normalize,), [[0.5, -2.0, 1.0, 0.0]]) == 1
+    error = graded_failure("check_rms_normalize", (rms_normalize_broken,), [[0.5, -2.0]],
+                           "M18", "hidden case 1", "delete the tf.print line",
+                           secrets=["0.5", "-2.0", "StringFormat"])
+    assert "remove jit_compile" not in flat(error)
+
+
+def test_rms_normalize_rejects_the_right_values_without_xla():
+    fails_with(pitfalls.check_rms_normalize, tf.function(rms_normalize.python_function), "M21",
+               "no longer compiled by XLA", "jit_compile=True")
+
+
+# ---------------------------------------------------------------- count_ops
+
+def count_ops(concrete):
+    graph_def = concrete.graph.as_graph_def()
+    return len(graph_def.node) + sum(len(f.node_def) for f in graph_def.library.function)
+
+
+def test_count_ops_passes_the_solution_on_functions_never_seen(capsys):
+    pitfalls.check_count_ops(count_ops)
+    pitfalls.check_count_ops(count_ops, cases=["collatz", "tanh_loop", "clipped"], hidden=True)
+    assert "3 cases passed" in capsys.readouterr().out
+
+
+def test_count_ops_names_a_count_of_the_top_level_graph_only():
+    fails_with(pitfalls.check_count_ops, lambda c: len(c.graph.get_operations()), "M28",
+               "counts only the top-level graph", "library")
+
+
+def test_count_ops_rejects_a_number_copied_from_the_notebook():
+    error = fails_with(pitfalls.check_count_ops, lambda c: 63, None, "function affine",
+                       "expected 6, got 63")
+    assert error.code == "value"
+
+
+def test_grading_count_ops():
+    assert grade("check_count_ops", (count_ops,), ["collatz", "clipped"]) == 2
+    graded_failure("check_count_ops", (lambda c: len(c.graph.get_operations()),),
+                   ["collatz"], "M28", "hidden case 1", secrets=["collatz"])
+
+
+# ---------------------------------------------------------------- the contract
+
+def test_every_exercise_of_07_names_its_idea_and_its_kernel_half():
+    entries = {name: entry for name, entry in judge.load().items()
+               if entry.module == "autograder.checks.pitfalls"}
+    assert len(entries) == 18
+    for name, entry in entries.items():
+        check = getattr(pitfalls, name)
+        assert entry.idea in check.__doc__
+        assert entry.judge.__module__ == "autograder.checks.judge.pitfalls"
