@@ -19,9 +19,9 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .capture import capture_output
-from .graphs import (all_op_types, graph_evidence, graph_op_types, observe_call, printed_count,
-                     snapshot, tf_function_required, tracing_count)
-from .harness import exercise_check
+from .graphs import (all_op_types, graph_evidence, graph_op_types, printed_count, snapshot,
+                     tracing_count)
+from .harness import call, exercise_check, require_tf_function
 from .judge.control_flow import (classify_reference, count_word_probe, fizzbuzz_reference,
                                  sum_even_probe, tanh_probe)
 
@@ -60,11 +60,11 @@ def collect_classify(fn, case, ctx):
             jit_compile=True; not_tf_function.
     """
     __tracebackhide__ = True
-    tf_function_required(fn, ctx.exercise)
+    require_tf_function(fn, ctx.exercise)
     x = float(case)
-    got = [text_observation(observe_call(fn, tf.constant(x, tf.float32), what=ctx.what))
+    got = [text_observation(call(fn, tf.constant(x, tf.float32), what=ctx.what))
            for _ in range(2)]
-    ops = observe_call(all_op_types, fn, tf.TensorSpec([], tf.float32), what=ctx.what)
+    ops = call(all_op_types, fn, tf.TensorSpec([], tf.float32), what=ctx.what)
     try:
         code = tf.autograph.to_code(fn.python_function)
     except Exception:  # no source (a lambda in a string, a builtin): nothing converted
@@ -89,22 +89,22 @@ def collect_tanh_loop(fn, case, ctx):
         ``{"results", "lines", "retraced", "probe", "trace_lines", "op_types"}``.
     """
     __tracebackhide__ = True
-    tf_function_required(fn, ctx.exercise)
+    require_tf_function(fn, ctx.exercise)
     values = np.asarray(case, np.float32)
     spec = tf.TensorSpec(values.shape, tf.float32)
     got, lines, traces = [], [], []
     for _ in range(2):
         with capture_output() as out:
-            got.append(observe_call(fn, tf.constant(values), what=ctx.what))
+            got.append(call(fn, tf.constant(values), what=ctx.what))
         lines.append(printed_count(out))
         traces.append(tracing_count(fn))
     with capture_output():
-        probe = observe_call(fn, tf.constant(np.asarray(tanh_probe(case), np.float32)),
+        probe = call(fn, tf.constant(np.asarray(tanh_probe(case), np.float32)),
                              what=ctx.what)
     with capture_output() as traced:
-        observe_call(tf.function(fn.python_function).get_concrete_function, spec, what=ctx.what)
+        call(tf.function(fn.python_function).get_concrete_function, spec, what=ctx.what)
     with capture_output():
-        ops = observe_call(all_op_types, fn, spec, what=ctx.what)
+        ops = call(all_op_types, fn, spec, what=ctx.what)
     return {"results": got, "lines": lines, "retraced": traces[1] - traces[0], "probe": probe,
             "trace_lines": printed_count(traced), "op_types": ops}
 
@@ -128,13 +128,13 @@ def collect_fizzbuzz(fn, case, ctx):
         "op_types", "largest_constant", "numeral_strings"}``.
     """
     __tracebackhide__ = True
-    tf_function_required(fn, ctx.exercise)
+    require_tf_function(fn, ctx.exercise)
     n = int(case)
     before = tracing_count(fn)
-    got = [text_observation(observe_call(fn, tf.constant(n), what=ctx.what)) for _ in range(2)]
-    probe = text_observation(observe_call(fn, tf.constant(n + 1), what=ctx.what))
+    got = [text_observation(call(fn, tf.constant(n), what=ctx.what)) for _ in range(2)]
+    probe = text_observation(call(fn, tf.constant(n + 1), what=ctx.what))
     traces = tracing_count(fn) - before
-    evidence = observe_call(graph_evidence, fn, tf.TensorSpec([], tf.int32), what=ctx.what)
+    evidence = call(graph_evidence, fn, tf.TensorSpec([], tf.int32), what=ctx.what)
     return {"results": got, "probe": probe, "traces": traces, **evidence}
 
 
@@ -155,8 +155,8 @@ def collect_count_word(fn, case, ctx):
     """
     __tracebackhide__ = True
     labels, word = case
-    got = observe_call(fn, tf.constant(list(labels), tf.string), word, what=ctx.what)
-    probe = observe_call(fn, tf.constant(count_word_probe(labels, word), tf.string), word,
+    got = call(fn, tf.constant(list(labels), tf.string), word, what=ctx.what)
+    probe = call(fn, tf.constant(count_word_probe(labels, word), tf.string), word,
                          what=ctx.what)
     return {"result": snapshot(got), "probe": snapshot(probe)}
 
@@ -180,15 +180,15 @@ def collect_sum_even(fn, case, ctx):
         CheckFailed: M15 for a Python list filled in the loop (harness); M20, ...
     """
     __tracebackhide__ = True
-    tf_function_required(fn, ctx.exercise)
+    require_tf_function(fn, ctx.exercise)
     items = np.asarray(case, np.int32).reshape(-1)
     got, traces = [], []
     for _ in range(2):
-        got.append(observe_call(fn, tf.constant(items, tf.int32), what=ctx.what))
+        got.append(call(fn, tf.constant(items, tf.int32), what=ctx.what))
         traces.append(tracing_count(fn))
-    probe = observe_call(fn, tf.constant(np.asarray(sum_even_probe(case), np.int32)),
+    probe = call(fn, tf.constant(np.asarray(sum_even_probe(case), np.int32)),
                          what=ctx.what)
-    ops = observe_call(all_op_types, fn, tf.TensorSpec([None], tf.int32),
+    ops = call(all_op_types, fn, tf.TensorSpec([None], tf.int32),
                        what=f"{ctx.exercise} traced for a vector of unknown length")
     return {"results": got, "retraced": traces[1] - traces[0], "probe": probe, "op_types": ops}
 

@@ -28,8 +28,8 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .capture import capture_output
-from .compare import CheckFailed, fail
-from .harness import (NOT_ANSWERED, call, exercise_check, is_tf_function, recording_gradients,
+from .compare import fail
+from .harness import (call, exercise_check, is_tf_function, recording_gradients,
                       require_tf_function)
 from .judge.graphs import celsius_inputs, grad_function_spec, nearby
 
@@ -37,8 +37,8 @@ __all__ = [
     "check_square_if_positive", "check_noisy_square", "check_accumulator",
     "check_make_celsius_to_fahrenheit", "check_grad_through", "GRAD_FUNCTIONS",
     "is_tf_function", "require_tf_function", "tracing_count", "graph_op_types", "printed_lines",
-    "printed_count", "graph_evidence", "all_op_types", "recording_autodiff", "observe_call",
-    "tf_function_required", "snapshot",
+    "printed_count", "graph_evidence", "all_op_types", "recording_autodiff", "call",
+    "require_tf_function", "snapshot",
 ]
 
 
@@ -145,31 +145,6 @@ def recording_autodiff():
             accumulator.jvp = original
 
 
-def observe_call(fn, *args, what: str, **kwargs):
-    """:func:`harness.call`, with the finding code a grading kernel sends for the failures it
-    words itself: ``not_answered`` (NotImplementedError), ``raised`` (an exception of no known
-    cause)."""
-    __tracebackhide__ = True
-    try:
-        return call(fn, *args, what=what, **kwargs)
-    except CheckFailed as error:
-        if error.code is None and error.mistake is None:
-            if error.cause.endswith(NOT_ANSWERED[0]):
-                error.code = "not_answered"
-            elif error.cause.startswith(f"{what} raised "):
-                error.code = "raised"
-        raise
-
-
-def tf_function_required(fn, name: str, fix: str | None = None) -> None:
-    """:func:`harness.require_tf_function` with the finding code ``not_tf_function``."""
-    __tracebackhide__ = True
-    try:
-        require_tf_function(fn, name, fix)
-    except CheckFailed as error:
-        fail(error.cause, fix=error.fix, code="not_tf_function")
-
-
 def _scalar(x) -> tf.Tensor:
     return tf.constant(x, dtype=tf.float32)
 
@@ -205,8 +180,8 @@ def collect_square_if_positive(fn, case, ctx):
     x = float(case)
     graph = tf.function(getattr(fn, "python_function", fn), autograph=False)
     what = f"{ctx.exercise} as a graph without AutoGraph ({ctx.label})"
-    got = [observe_call(graph, _scalar(x), what=what) for _ in range(2)]
-    probe = observe_call(graph, _scalar(nearby(x)), what=what)
+    got = [call(graph, _scalar(x), what=what) for _ in range(2)]
+    probe = call(graph, _scalar(nearby(x)), what=what)
     return {"results": got, "probe": probe,
             "op_types": all_op_types(graph, tf.TensorSpec([], tf.float32))}
 
@@ -232,14 +207,14 @@ def collect_noisy_square(fn, case, ctx):
     """
     __tracebackhide__ = True
     x, calls = float(case[0]), int(case[1])
-    tf_function_required(fn, ctx.exercise)
+    require_tf_function(fn, ctx.exercise)
     with capture_output() as out:
-        got = [observe_call(fn, _scalar(x), what=ctx.what) for _ in range(calls)]
+        got = [call(fn, _scalar(x), what=ctx.what) for _ in range(calls)]
     with capture_output():
-        probe = observe_call(fn, _scalar(nearby(x)), what=ctx.what)
+        probe = call(fn, _scalar(nearby(x)), what=ctx.what)
     spec = tf.TensorSpec([], tf.float32)
     with capture_output() as traced:
-        observe_call(tf.function(fn.python_function).get_concrete_function, spec, what=ctx.what)
+        call(tf.function(fn.python_function).get_concrete_function, spec, what=ctx.what)
     with capture_output():
         ops = all_op_types(fn, spec)
     return {"results": got, "probe": probe, "lines": printed_count(out, x),
@@ -269,10 +244,10 @@ def collect_accumulator(cls, case, ctx):
     values = [float(v) for v in np.asarray(case, np.float64).reshape(-1)]
     instances = []
     for _ in range(2):  # a second instance must not share the first one's total
-        acc = observe_call(cls, what=f"{ctx.exercise}()")
-        tf_function_required(getattr(acc, "add", None), "Accumulator.add",
+        acc = call(cls, what=f"{ctx.exercise}()")
+        require_tf_function(getattr(acc, "add", None), "Accumulator.add",
                              fix="put @tf.function on the line above `def add`.")
-        totals = [snapshot(observe_call(acc.add, _scalar(x), what=f"{ctx.exercise}.add "
+        totals = [snapshot(call(acc.add, _scalar(x), what=f"{ctx.exercise}.add "
                                         f"({ctx.label}, call {step + 1})"))
                   for step, x in enumerate(values)]
         total = getattr(acc, "total", None)
@@ -281,7 +256,7 @@ def collect_accumulator(cls, case, ctx):
             "totals": totals, "total_is_variable": is_variable,
             "total_type": type(total).__name__,
             "total": total.numpy() if is_variable else None,
-            "op_types": observe_call(all_op_types, acc.add, tf.TensorSpec([], tf.float32),
+            "op_types": call(all_op_types, acc.add, tf.TensorSpec([], tf.float32),
                                      what=f"{ctx.exercise}.add traced for a float32 scalar")})
     return {"instances": instances}
 
@@ -306,13 +281,13 @@ def collect_make_celsius_to_fahrenheit(make_fn, case, ctx):
         ``{"results": [four values], "traces": int}``.
     """
     __tracebackhide__ = True
-    fn = observe_call(make_fn, what="make_celsius_to_fahrenheit()")
-    tf_function_required(fn, "The function returned by make_celsius_to_fahrenheit()",
+    fn = call(make_fn, what="make_celsius_to_fahrenheit()")
+    require_tf_function(fn, "The function returned by make_celsius_to_fahrenheit()",
                          fix="return tf.function(fahrenheit, input_signature=[...]).")
     got = []
     for c in celsius_inputs(case):
         c = tf.constant(c) if isinstance(c, np.ndarray) else c
-        got.append(snapshot(observe_call(fn, c, what=f"make_celsius_to_fahrenheit() called "
+        got.append(snapshot(call(fn, c, what=f"make_celsius_to_fahrenheit() called "
                                                      f"on {ctx.label}")))
     return {"results": got, "traces": tracing_count(fn)}
 
@@ -374,7 +349,7 @@ def collect_grad_through(fn, case, ctx):
     spec, x = case
     f = tf.function(_grad_function(spec))
     with recording_autodiff() as record:
-        got = observe_call(fn, f, _scalar(x), what=ctx.what)
+        got = call(fn, f, _scalar(x), what=ctx.what)
     if got is None:
         fail(f"{ctx.what} returned None: x is a tf.constant, and a tape only records "
              f"operations on what it watches.", mistake="M01",
@@ -386,7 +361,7 @@ def collect_grad_through(fn, case, ctx):
         # comes from.
         again = tf.function(_grad_function(spec))
         with recording_autodiff() as record:
-            value = observe_call(fn.python_function, again, _scalar(x), what=ctx.what)
+            value = call(fn.python_function, again, _scalar(x), what=ctx.what)
         from_autodiff = record.produced(value)
         traced = traced and tracing_count(again) > 0
     return {"result": got, "from_autodiff": from_autodiff, "f_traced": traced}

@@ -224,7 +224,8 @@ def require_tf_function(fn, name: str, fix: str | None = None) -> None:
     if not is_tf_function(fn):
         raise CheckFailed(f"{name} is not a tf.function (got {type(fn).__name__}), so it would "
                           f"run eagerly and the check could not test graph mode.", None,
-                          fix or f"put @tf.function on the line above `def {name}`.") from None
+                          fix or f"put @tf.function on the line above `def {name}`.",
+                          code="not_tf_function") from None
 
 
 # ----------------------------------------------------------------------------- detectors

@@ -30,8 +30,9 @@ relu_custom            tf.custom_gradient attached the backward (its IdentityN o
 =====================  ========================================================================
 
 Every check has the signature ``check_<name>(fn, cases=None, hidden=False)`` (``check_step_report``
-also takes the two predictions after ``fn``): ``fn`` is the student's function, ``cases`` replaces the default (visible) inputs, ``hidden=True`` names cases by
-number only. Failing raises :class:`~autograder.checks.compare.CheckFailed`; passing prints one line.
+also takes the two predictions after ``fn``): ``fn`` is the student's function, ``cases``
+replaces the default (visible) inputs, ``hidden=True`` names cases by number only. Failing
+raises :class:`~autograder.checks.compare.CheckFailed`; passing prints one line.
 """
 from __future__ import annotations
 

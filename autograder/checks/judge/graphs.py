@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import exercise
+from .readers import check_probe, count, op_types, results
 
 MODULE = "autograder.checks.graphs"
 
@@ -28,8 +29,6 @@ ASSIGN_OPS = {"AssignAddVariableOp", "AssignSubVariableOp", "AssignVariableOp"}
 #: Op types of tf.print.
 PRINT_OPS = {"PrintV2", "Print"}
 
-#: Most op type names a judge reads (a graph of this course has a few dozen).
-MAX_OP_TYPES = 5000
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -48,64 +47,6 @@ def celsius_inputs(c) -> list:
     array = np.asarray(c, dtype=np.float32)
     shifted = (np.asarray(c, dtype=np.float64) + 1.0).tolist()
     return [c, c, shifted, array[None]]
-
-
-def op_types(obs, key: str = "op_types") -> set:
-    """The op type names the kernel observed, as a set of str (ValueError when malformed)."""
-    names = obs[key]
-    if not isinstance(names, list) or len(names) > MAX_OP_TYPES or not all(
-            isinstance(name, str) for name in names):
-        raise ValueError("op types of an unexpected form")
-    return set(names)
-
-
-def results(obs, key: str, count: int) -> list:
-    """``obs[key]``, a list of exactly ``count`` values (ValueError otherwise)."""
-    values = obs[key]
-    if not isinstance(values, list) or len(values) != count:
-        raise ValueError(f"{key}: not {count} values")
-    return values
-
-
-def count(obs, key: str) -> int:
-    """``obs[key]``, a non-negative int (ValueError otherwise)."""
-    value = obs[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{key}: not a count")
-    return value
-
-
-def matches(actual, expected, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
-    """Whether a student's value (decoded) is numeric, of the reference's shape and close."""
-    if actual is None or not isinstance(actual, (np.ndarray, int, float, list)) \
-            or isinstance(actual, bool):
-        return False
-    try:
-        got = np.asarray(actual, dtype=np.float64)
-    except (TypeError, ValueError):
-        return False
-    want = np.asarray(expected, dtype=np.float64)
-    return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
-
-
-def check_probe(ctx, got, want, got_case, want_case, probe: str, shown: str, fix: str,
-                rtol: float = 1e-5, atol: float = 1e-6, **close) -> None:
-    """Judge the result ``got`` of the student's code on a probe input (``want`` its reference;
-    ``got_case``/``want_case``: the result and reference on the case's own input). When the
-    probe's result is the case's own although the references differ, the result does not
-    follow the input: a value worked out by hand (M21). Any other difference is a wrong value.
-    ``probe`` names the probe input without a value, ``shown`` with it (used when
-    ``ctx.reveal``)."""
-    __tracebackhide__ = True
-    if matches(got, want, rtol, atol):
-        return
-    if matches(got, got_case, 0.0, 0.0) and not matches(want, want_case, rtol, atol):
-        ctx.fail(f"{ctx.what} returns the right value here, but the same value for "
-                 f"{probe}: the result does not follow the input, so it is not computed by "
-                 f"the code the exercise asks for (a value worked out by hand?).",
-                 mistake="M21", fix=fix, code="constant")
-    ctx.close(got, want, f", for {shown if ctx.reveal else probe}", rtol=rtol, atol=atol,
-              **close)
 
 
 # --------------------------------------------------------------------------- square_if_positive
