@@ -151,6 +151,8 @@ def grade(args) -> int:
     print(score_table(run.grades))
     if not run.sandboxed:
         print("\n" + NOT_SANDBOXED)
+    for line in run.warnings:  # a per-kernel limit (cgroup) that could not be set
+        print(line)
     n = len(run.grades)
     print(f"\n{n} notebook{'s' if n != 1 else ''} ({run.graded_now} graded now, {run.reused} "
           f"unchanged since the last run) in {run.seconds:.1f} s; outputs in {run.out}:")

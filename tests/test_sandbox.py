@@ -4,6 +4,7 @@ A real kernel is started by the real kernel manager (:class:`SandboxedKernelMana
 nbclient, as nbgrader starts it, and runs probe cells; the host side checks the effects. Every
 probe runs in a warm kernel (forked from a template) and in a cold one (the fallback).
 """
+import errno
 import hashlib
 import os
 import socket
@@ -15,6 +16,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from autograder.grading.limits import MAX_TASKS_PER_KERNEL, limit_problems
 from autograder.grading.sandbox import SandboxedKernelManager, sandbox_argv, sandbox_problem
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,9 +26,10 @@ pytestmark = pytest.mark.skipif(sandbox_problem() is not None,
                                 reason=f"no sandbox on this host: {sandbox_problem()}")
 
 
-def run_in_kernel(cells: list[str], warm: bool = True, timeout: int = 120):
+def run_in_kernel(cells: list[str], warm: bool = True, timeout: int = 120, **traits):
     """Execute ``cells`` in one sandboxed kernel, warm or cold (a warm one falls back to cold only
-    where no template starts); returns (each cell's text output or error, the kernel manager)."""
+    where no template starts), its kernel manager's ``traits`` set (``memory_limit_bytes=...``);
+    returns (each cell's text output or error, the kernel manager)."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
@@ -34,6 +37,8 @@ def run_in_kernel(cells: list[str], warm: bool = True, timeout: int = 120):
                             resources={"metadata": {"path": str(ROOT / "solutions")}})
     client.km = km = client.create_kernel_manager()
     km.warm = warm
+    for name, value in traits.items():
+        setattr(km, name, value)
     client.execute()
     return ["".join(o.get("text", "") or f"{o.get('ename')}: {o.get('evalue')}"
                     for o in cell.outputs) for cell in nb.cells], km
@@ -74,6 +79,20 @@ def probed(tmp_path_factory, request):
             "print(os.environ.get('GRADER_SECRET_TOKEN'))",
             "import autograder.checks.tapes, utils; print('imports ok', os.listdir('.'))",
             "open('big', 'wb').write(b'0' * (512 * 2**20))",
+            # A user namespace of its own would give it the capabilities to mount a tmpfs of any
+            # size (memory the sandbox's tmpfs limits do not count).
+            "import ctypes, subprocess\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "code = libc.unshare(0x10000000); error = ctypes.get_errno()\n"
+            "r = subprocess.run(['unshare', '--user', '--map-root-user', '--mount', 'sh', '-c',\n"
+            "                    'mount -t tmpfs -o size=64g none /tmp && echo mounted'],\n"
+            "                   capture_output=True, text=True)\n"
+            "print(code, error, r.returncode, r.stdout.strip() or 'refused')",
+            # As many threads as it may: its cgroup's task limit, not its user's.
+            "import threading\nhold = threading.Event(); started = 0\n"
+            "try:\n    for _ in range(5000):\n"
+            "        threading.Thread(target=hold.wait, daemon=True).start(); started += 1\n"
+            "except RuntimeError:\n    pass\nhold.set(); print(started)",
         ], warm=request.param == "warm")
         try:
             server.accept()
@@ -125,6 +144,20 @@ def test_kernel_imports_the_checks_and_its_folder_is_size_limited(probed):
     outputs, *_ = probed
     assert "imports ok" in outputs[9]
     assert outputs[10].startswith("OSError") and ("No space left" in outputs[10] or "File too large" in outputs[10])
+
+
+def test_kernel_cannot_make_a_user_namespace_so_cannot_mount_a_tmpfs(probed):
+    outputs, *_ = probed
+    code, error, unshare_status, mounted = outputs[11].split()
+    assert (code, error) == ("-1", str(errno.EPERM)) and unshare_status != "0"
+    assert mounted == "refused"
+
+
+def test_kernel_starts_at_most_its_own_task_limit_of_threads(probed):
+    outputs, *_ = probed
+    if "tasks" in limit_problems():
+        pytest.skip(f"no per-kernel task limit here: {limit_problems()['tasks']}")
+    assert 100 < int(outputs[12]) < MAX_TASKS_PER_KERNEL
 
 
 def test_sandbox_command_mounts_nothing_of_the_course_but_checks_and_utils(tmp_path):

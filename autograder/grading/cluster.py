@@ -4,7 +4,8 @@ Each job (:class:`~.jobs.Job`) is data in, data out, so a worker needs no shared
 only this package installed. Workers are processes with one thread each, so one job runs per
 worker at a time. A worker lost mid-job (its machine went away, it was killed) has its job
 rescheduled once on another worker; a job that loses a second worker ends as ``"lost"`` with a
-reason, not in a retry loop.
+reason, not in a retry loop. Each worker of the embedded cluster has a memory limit
+(:func:`worker_memory_limit`): past it Dask restarts the worker, and its job counts as one lost.
 """
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from .jobs import Job, JobResult, grade_job
 
 # Times the scheduler reschedules a job whose worker died while running it.
 ALLOWED_FAILURES = 1
+# Most memory of one worker process of the embedded cluster, bytes (its kernels, in cgroups of
+# their own, are not counted: Dask measures the worker's own process).
+WORKER_MEMORY_MAX = 4 * 2**30
 
 
 def default_workers() -> int:
@@ -27,21 +31,38 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def worker_memory_limit(workers: int) -> int:
+    """The memory limit of each of ``workers`` workers on this machine, bytes: the memory this
+    process may use (the machine's, or its cgroup's) shared among them, at most
+    :data:`WORKER_MEMORY_MAX`. A worker grading this workbook uses a few hundred MiB; the limit
+    stops one that holds a huge notebook's outputs."""
+    from distributed.system import MEMORY_LIMIT
+
+    return int(min(MEMORY_LIMIT / max(1, workers), WORKER_MEMORY_MAX))
+
+
 @contextmanager
 def dask_client(workers: int, scheduler: str | None = None) -> Iterator:
     """A ``distributed.Client``: connected to ``scheduler`` (an address such as
     ``tcp://10.0.0.5:8786``) when given, else to a new ``LocalCluster`` of ``workers`` worker
-    processes with one thread each, on this machine's loopback (its dashboard on a free port)."""
+    processes with one thread each, on this machine's loopback (its dashboard on a free port),
+    each with :func:`worker_memory_limit`: Dask restarts a worker past 95% of it (and never pauses
+    or spills one: a job holds nothing Dask could spill)."""
     import dask
     from distributed import Client, LocalCluster
 
-    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+                          "distributed.worker.memory.target": False,
+                          "distributed.worker.memory.spill": False,
+                          "distributed.worker.memory.pause": False,
+                          "distributed.worker.memory.terminate": 0.95}):
         if scheduler:
             with Client(scheduler) as client:
                 yield client
             return
         with LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
-                          host="127.0.0.1", dashboard_address="127.0.0.1:0", memory_limit=0,
+                          host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                          memory_limit=worker_memory_limit(workers),
                           silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
             yield client
 

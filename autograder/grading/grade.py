@@ -100,6 +100,7 @@ class GradeRun:
     failures: list[str] = field(default_factory=list)
     sandboxed: bool = True
     timings: dict[str, dict[str, float]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | None = None,
@@ -194,6 +195,7 @@ class ClassGrading:
                                       workdir=self.layout.out, cell_timeout_s=cell_timeout_s,
                                       sandbox=sandbox, demo_sha256=list(self.demo_sha256))
         self.failed: dict[str, list[str]] = {}  # submission key -> "<step>: <reason>" of each
+        self.missing_limits: set[str] = set()  # per-kernel limits a worker could not set
         self.todo: dict[str, Submission] = {}
         self.fingerprints: dict[str, str] = {}
 
@@ -249,6 +251,13 @@ class ClassGrading:
         reason = "" if result.success else result.reason
         if reason:
             reason += f" (log: {self._keep_log(sub, result)})"
+        self.missing_limits.update(result.missing_limits)
+        if result.kind == "grader_failed":  # the grader's fault: no grade; the next run grades it
+            self.timings[result.key] = dict(result.timings)
+            self._write_record(sub, {"sha256": None, "problem": reason, "sandboxed": self.sandbox,
+                                     "failures": [f"execute: {reason}"]})
+            shutil.rmtree(folder, ignore_errors=True)
+            return
         started = time.perf_counter()
         try:
             not_recorded = record(self.config, sub,
@@ -267,7 +276,7 @@ class ClassGrading:
     def report(self, feedback: bool = True) -> GradeRun:
         """Write feedback, read every grade back from the gradebook, write the exports and the
         summary; returns the :class:`GradeRun`. The run's private folder is removed."""
-        from .reports import write_exports, write_summary
+        from .reports import write_exports
 
         shutil.rmtree(self.run_dir, ignore_errors=True)
         out, run_failures = self.layout.out, []
@@ -281,7 +290,7 @@ class ClassGrading:
                 grade.failures += self.failed.get(f"{grade.student_id}/{grade.assignment_id}", [])
             for step, write in (
                     ("export", lambda: write_exports(self.config, grades, self.layout)),
-                    ("summary", lambda: write_summary(grades, self.layout, sandboxed=self.sandbox))):
+                    ("summary", lambda: self._write_summary(grades))):
                 try:
                     write()
                 except Exception as error:  # the other exports are still written
@@ -289,7 +298,17 @@ class ClassGrading:
         return GradeRun(out, grades, time.perf_counter() - self.started, len(self.todo),
                         len(self.fingerprints) - len(self.todo),
                         unknown_folders(self.submitted_dir, self.known), run_failures, self.sandbox,
-                        self.timings)
+                        self.timings, sorted(self.missing_limits))
+
+    def _write_summary(self, grades: list[NotebookGrade]) -> None:
+        """``summary.txt`` and the plots; first in ``summary.txt``, the per-kernel limits that
+        could not be set (as an unsandboxed run says so first)."""
+        from .reports import write_summary
+
+        write_summary(grades, self.layout, sandboxed=self.sandbox)
+        if self.missing_limits:
+            text = self.layout.summary.read_text()
+            self.layout.summary.write_text("\n".join(sorted(self.missing_limits)) + "\n" + text)
 
     def _staged(self, sub: Submission) -> Path:
         return self.staged_dir / sub.student_id / sub.assignment_id

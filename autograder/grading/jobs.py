@@ -4,7 +4,10 @@ The client builds a :class:`Job` per submission (its staged files as bytes, the 
 scratch gradebook as bytes, the settings); :func:`grade_job` runs on a worker, in a private scratch
 course, nbgrader's own ``autograde`` (its kernel in the sandbox, see :mod:`.sandbox`), and returns
 a :class:`JobResult` with the executed notebooks as bytes. Every failure becomes the result's
-``kind`` and ``reason``: a job never raises.
+``kind`` and ``reason``: a job never raises. A failure of the grader's own machinery (no kernel
+could be started, its cgroup could not be made, the warm-kernel template died) is graded again
+once, with cold kernels; if it fails again the result is ``"grader_failed"``, which the client
+never records as the student's grade.
 """
 from __future__ import annotations
 
@@ -60,7 +63,10 @@ class JobResult:
 
     ``kind`` is ``"graded"`` (every notebook executed; cells may still have failed), or why not:
     ``"kernel_died"``, ``"out_of_memory"``, ``"timed_out"``, ``"failed"`` (nbgrader or the worker
-    broke; ``reason`` says how) or ``"lost"`` (the worker itself died, on the client's side).
+    broke; ``reason`` says how), ``"grader_failed"`` (the grader's own machinery failed twice:
+    not the submission's doing, never its grade) or ``"lost"`` (the worker itself died, on the
+    client's side). ``missing_limits`` has a warning line per per-kernel limit this worker could
+    not set (:func:`~.limits.missing_limits_lines`).
     ``executed`` maps notebook names (without ``.ipynb``) to the executed notebook's bytes, as far
     as they ran; ``log`` is nbgrader's log; ``seconds`` the job's wall time; ``timings`` splits
     it, in seconds: "kernel start", "integrity checks", "set-up cell", "other cells" and
@@ -73,6 +79,7 @@ class JobResult:
     log: str = ""
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    missing_limits: list[str] = field(default_factory=list)
 
     @property
     def success(self) -> bool:
@@ -81,20 +88,36 @@ class JobResult:
 
 def grade_job(job: Job) -> JobResult:
     """Autograde ``job`` in a private scratch course; never raises (see :class:`JobResult`)."""
+    from . import limits
+
     started = time.perf_counter()
     os.environ.update(WORKER_ENV)
     # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not news.
     warnings.filterwarnings("ignore", message=".*not in session.*")
-    scratch = Path(tempfile.mkdtemp(prefix="grading-job-"))
     timer = threading.Timer(job.timeout_s, _kill_kernels)
     timer.start()
     try:
-        result = _autograde(job, scratch)
-    except Exception as error:  # a broken job must not end the worker
-        result = JobResult(job.key, "failed", f"{type(error).__name__}: {error}")
+        notes = ""
+        for attempt, warm in enumerate((True, False), 1):
+            limits.MACHINERY_FAILURES.clear()
+            limits.OUT_OF_MEMORY.clear()
+            result = _attempt(job, warm)
+            failures = list(limits.MACHINERY_FAILURES)
+            if result.success or not failures or timer.finished.is_set():
+                break
+            # The grader failed, not the submission: once more, with cold kernels.
+            notes += f"--- attempt {attempt} ({'warm' if warm else 'cold'} kernels): the " \
+                f"grader failed: {'; '.join(failures)}\n"
+        result.log = notes + result.log
+        if not result.success and failures and not timer.finished.is_set():
+            result = JobResult(job.key, "grader_failed",
+                               "not graded: the grader failed twice (" + "; ".join(failures)[:300] +
+                               "); run again", result.executed, result.log, timings=result.timings)
+        elif not result.success and limits.OUT_OF_MEMORY:
+            result.kind, result.reason = "out_of_memory", limits.OUT_OF_MEMORY[0]
+        result.missing_limits = limits.missing_limits_lines() if job.sandbox else []
     finally:
         timer.cancel()
-        shutil.rmtree(scratch, ignore_errors=True)
     if timer.finished.is_set() and time.perf_counter() - started >= job.timeout_s:
         result.kind = "timed_out"
         result.reason = f"grading took longer than {job.timeout_s:.0f} s and was stopped"
@@ -102,7 +125,18 @@ def grade_job(job: Job) -> JobResult:
     return result
 
 
-def _autograde(job: Job, scratch: Path) -> JobResult:
+def _attempt(job: Job, warm: bool) -> JobResult:
+    """One autograde of ``job`` in a fresh scratch course (warm or cold kernels)."""
+    scratch = Path(tempfile.mkdtemp(prefix="grading-job-"))
+    try:
+        return _autograde(job, scratch, warm)
+    except Exception as error:  # a broken job must not end the worker
+        return JobResult(job.key, "failed", f"{type(error).__name__}: {error}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _autograde(job: Job, scratch: Path, warm: bool = True) -> JobResult:
     from .course import nbgrader_api, nbgrader_config
     from .grade import failure_reason
     from .preprocessors import TIMINGS
@@ -120,6 +154,8 @@ def _autograde(job: Job, scratch: Path) -> JobResult:
                              demo_sha256=list(job.demo_sha256))  # the client's, not this host's
     kernel_log = scratch / "kernel-output.log"
     config.LimitedKernelManager.output_log = str(kernel_log)
+    if not warm:
+        config.SandboxedKernelManager.warm = False
     TIMINGS.clear()
     started = time.perf_counter()
     outcome = nbgrader_api(config).autograde(job.assignment_id, job.student_id, force=True,

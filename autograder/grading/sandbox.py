@@ -18,6 +18,12 @@ cannot signal a process in another pid namespace.
 
 By default :class:`SandboxedKernelManager`'s kernels are warm: forked, in namespaces of their own,
 from a template in this sandbox that has imported TensorFlow (:mod:`.warm_kernels`).
+
+Each kernel (sandboxed or not) also gets a cgroup of its own, made before it starts and removed
+when it ends: its processes together have the memory limit and at most
+:data:`~.limits.MAX_TASKS_PER_KERNEL` tasks (:mod:`.limits`), and a sandboxed kernel may create
+no user namespace (a seccomp filter). Where a cgroup limit cannot be set, :func:`.limits.limit_problems`
+says which, and kernels keep the per-process and per-uid limits of :data:`LAUNCHER` only.
 """
 from __future__ import annotations
 
@@ -36,13 +42,16 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool, Integer, Unicode
 
+from . import limits
 from .kernels import GradingKernelManager
+from .limits import GraderFailure, KernelCgroup, limit_problems, machinery_failed
 
 # Size of the kernel's writable working folder and of its /tmp, in MiB; of its /dev/shm.
 WORK_SIZE_MB = 256
 SHM_SIZE_MB = 64
-# Largest file a kernel may write, MiB, and most processes and threads of its user (TensorFlow
-# starts dozens of threads per kernel; when the grader is root, every kernel is nobody).
+# Largest file a kernel may write, MiB, and most processes and threads of its user where no
+# cgroup limits each kernel's (TensorFlow starts dozens of threads per kernel; when the grader is
+# root, every kernel is nobody, so this one pool is every kernel's).
 MAX_FILE_MB = 64
 MAX_TASKS = 4096
 # Most bytes and entries the kernel's connection folder (on the host's disk) may hold; past
@@ -179,21 +188,42 @@ def sandbox_env(env: dict[str, str] | None = None) -> dict[str, str]:
 
 
 # Runs first in a kernel's process: caps its address space (bytes; 0: no cap), the size of any
-# file it writes and the number of processes and threads of its user (a fork bomb), becomes nobody
-# when asked (which drops every capability too: the grader is root), then runs the kernel.
-# Usage: python -c LAUNCHER AS_BYTES DROP_ROOT(0|1) KERNEL_COMMAND...
-LAUNCHER = ("import os, resource, sys\n"
-            "limit, drop = int(sys.argv[1]), sys.argv[2] == '1'\n"
+# file it writes and, when asked (no cgroup limits the kernel's tasks), the number of processes
+# and threads of its user (a fork bomb); becomes nobody when asked (which drops every capability
+# too: the grader is root); loads the seccomp filter of limits.user_namespace_filter when given
+# (hex; "-": none), then runs the kernel.
+# Usage: python -c LAUNCHER AS_BYTES DROP_ROOT(0|1) MAX_TASKS(0: none) FILTER KERNEL_COMMAND...
+LAUNCHER = ("import os, resource, sys\n" + limits.LOAD_FILTER_SOURCE +
+            "limit, drop, tasks = int(sys.argv[1]), sys.argv[2] == '1', int(sys.argv[3])\n"
             "if limit:\n    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))\n"
             f"resource.setrlimit(resource.RLIMIT_FSIZE, ({MAX_FILE_MB * 2**20}, {MAX_FILE_MB * 2**20}))\n"
-            f"resource.setrlimit(resource.RLIMIT_NPROC, ({MAX_TASKS}, {MAX_TASKS}))\n"
+            "if tasks:\n    resource.setrlimit(resource.RLIMIT_NPROC, (tasks, tasks))\n"
             f"if drop:\n    os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})\n"
-            "os.execv(sys.argv[3], sys.argv[3:])")
+            "if sys.argv[4] != '-':\n    _load_filter(bytes.fromhex(sys.argv[4]))\n"
+            "os.execv(sys.argv[5], sys.argv[5:])")
 
 
-def launcher(memory_limit_bytes: int | None, drop_root: bool) -> list[str]:
-    """The command prefix that starts a kernel through :data:`LAUNCHER`."""
-    return [sys.executable, "-c", LAUNCHER, str(memory_limit_bytes or 0), str(int(drop_root))]
+def uid_task_limit() -> int:
+    """The per-uid task limit (``RLIMIT_NPROC``) kernels get: :data:`MAX_TASKS` where no cgroup
+    limits each kernel's tasks, else none (one pool for every kernel is what the cgroup's
+    per-kernel limit replaces)."""
+    return MAX_TASKS if "tasks" in limit_problems() else 0
+
+
+def userns_filter_hex() -> str:
+    """:func:`.limits.user_namespace_filter` in hex, "" where this machine has none."""
+    program = limits.user_namespace_filter()
+    return program.hex() if program else ""
+
+
+def launcher(memory_limit_bytes: int | None, drop_root: bool, max_tasks: int | None = None,
+             refuse_userns: bool = False) -> list[str]:
+    """The command prefix that starts a kernel through :data:`LAUNCHER`: ``max_tasks`` per uid
+    (default :func:`uid_task_limit`; 0: none), no new user namespaces when ``refuse_userns``."""
+    tasks = uid_task_limit() if max_tasks is None else max_tasks
+    program = (userns_filter_hex() if refuse_userns else "") or "-"
+    return [sys.executable, "-c", LAUNCHER, str(memory_limit_bytes or 0), str(int(drop_root)),
+            str(tasks), program]
 
 
 def sandbox_problem(timeout_s: float = 60, tries: int = 3) -> str | None:
@@ -211,7 +241,7 @@ def sandbox_problem(timeout_s: float = 60, tries: int = 3) -> str | None:
 def _probe_sandbox(timeout_s: float) -> str | None:
     folder = Path(tempfile.mkdtemp(prefix="sandbox-probe-"))
     try:
-        argv = sandbox_argv(folder) + launcher(None, os.geteuid() == 0) + [
+        argv = sandbox_argv(folder) + launcher(None, os.geteuid() == 0, refuse_userns=True) + [
             sys.executable, "-c", f"import autograder.checks, os; os.listdir({WORKDIR!r})"]
         if os.geteuid() == 0:
             os.chown(folder, NOBODY, NOBODY)
@@ -239,24 +269,111 @@ def _probe_sandbox(timeout_s: float) -> str | None:
 class LimitedKernelManager(GradingKernelManager):
     """A jupyter_client kernel manager whose kernel's address space is capped at
     ``memory_limit_bytes`` (a runaway allocation raises ``MemoryError`` in the student's cell),
-    in grading mode (:class:`~.kernels.GradingKernelManager`)."""
+    in grading mode (:class:`~.kernels.GradingKernelManager`), in a cgroup of its own
+    (:class:`~.limits.KernelCgroup`) where it can be made: all the kernel's processes together
+    have ``memory_limit_bytes`` (past it the kernel is killed) and at most ``max_tasks`` tasks.
 
-    memory_limit_bytes = Integer(0, help="address-space limit of the kernel, bytes; 0: none").tag(
+    A kernel that cannot be started for the grader's own reasons (its cgroup, a failed start)
+    raises :class:`~.limits.GraderFailure`, noted in :data:`~.limits.MACHINERY_FAILURES`."""
+
+    memory_limit_bytes = Integer(0, help="memory limit of the kernel, bytes: its address space "
+                                 "and, in its cgroup, all its processes together; 0: none").tag(
         config=True)
+    max_tasks = Integer(limits.MAX_TASKS_PER_KERNEL, help="most processes and threads of the "
+                        "kernel (its cgroup)").tag(config=True)
     output_log = Unicode("", help="file that gets what the kernel's process writes to its own "
                          "stdout and stderr (C libraries, subprocesses, the sandbox's errors); "
                          "empty: inherited").tag(config=True)
+
+    kernel_cgroup: KernelCgroup | None = None
+    _warned_missing = False
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
         return launcher(self.memory_limit_bytes, drop_root=False) + \
             super().format_kernel_cmd(extra_arguments)
 
+    async def _async_pre_start_kernel(self, **kw):
+        if self.kernel_cgroup is None:
+            self.kernel_cgroup = await asyncio.to_thread(self._make_cgroup)
+        return await super()._async_pre_start_kernel(**kw)
+
+    pre_start_kernel = _async_pre_start_kernel
+
+    def _make_cgroup(self) -> KernelCgroup | None:
+        """The kernel's cgroup (tried twice), None where this host has none to give."""
+        missing = limit_problems()
+        if missing and not LimitedKernelManager._warned_missing:
+            LimitedKernelManager._warned_missing = True
+            for line in limits.missing_limits_lines(missing):
+                self.log.warning(line)
+        if "memory" in missing and "tasks" in missing:
+            return None
+        try:
+            return KernelCgroup(self.memory_limit_bytes or None, self.max_tasks)
+        except GraderFailure:
+            try:
+                return KernelCgroup(self.memory_limit_bytes or None, self.max_tasks)
+            except GraderFailure as error:
+                machinery_failed(str(error))
+                raise
+
     async def _async_launch_kernel(self, kernel_cmd, **kw):
-        if self.output_log:  # cell output reaches the grader over ZMQ; this is everything else
-            with open(self.output_log, "ab") as log:
-                kw["stdout"] = kw["stderr"] = log
-                return await super()._async_launch_kernel(kernel_cmd, **kw)
-        return await super()._async_launch_kernel(kernel_cmd, **kw)
+        if self.kernel_cgroup:
+            kw["preexec_fn"] = self.kernel_cgroup.preexec_join()
+        try:
+            if self.output_log:  # cell output reaches the grader over ZMQ; this is everything else
+                with open(self.output_log, "ab") as log:
+                    kw["stdout"] = kw["stderr"] = log
+                    await super()._async_launch_kernel(kernel_cmd, **kw)
+            else:
+                await super()._async_launch_kernel(kernel_cmd, **kw)
+        except Exception as error:  # before any code of the submission ran: the grader's fault
+            why = f"the kernel could not start: {type(error).__name__}: {error}"
+            machinery_failed(why)
+            raise GraderFailure(why) from error
+        self._guard_stop = threading.Event()
+        threading.Thread(target=self._guard, daemon=True, name="kernel-guard").start()
+
+    def _guard(self) -> None:
+        """Watch the kernel until it ends (:meth:`_guard_once`, every 0.2 s)."""
+        while not self._guard_stop.is_set() and not self._guard_once():
+            self._guard_stop.wait(0.2)
+
+    def _guard_once(self) -> bool:
+        """Kill the kernel if its processes together went past its memory limit (the cgroup's
+        out-of-memory killer killed one of them); True when it is done watching."""
+        cgroup = self.kernel_cgroup
+        if cgroup and cgroup.oom_kills():
+            why = (f"the kernel was killed: its processes together went past the memory limit "
+                   f"({self.memory_limit_bytes // 2**20} MiB)")
+            self.log.error(why)
+            limits.OUT_OF_MEMORY.append(why)
+            self._kill_now()
+            return True
+        return False
+
+    def _kill_now(self) -> None:
+        """Kill the kernel and everything in its cgroup, from any thread."""
+        if hasattr(self.provisioner, "kill_now"):  # a warm kernel
+            self.provisioner.kill_now()
+        elif getattr(self.provisioner, "process", None) is not None:
+            try:
+                self.provisioner.process.kill()
+            except OSError:
+                pass
+        if self.kernel_cgroup:
+            self.kernel_cgroup.kill()
+
+    async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        await super()._async_cleanup_resources(restart)
+        if not restart:
+            stop = getattr(self, "_guard_stop", None)
+            if stop is not None:
+                stop.set()
+            if self.kernel_cgroup is not None:
+                await asyncio.to_thread(self.kernel_cgroup.remove)
+
+    cleanup_resources = _async_cleanup_resources
 
 
 class SandboxedKernelManager(LimitedKernelManager):
@@ -320,31 +437,30 @@ class SandboxedKernelManager(LimitedKernelManager):
         # Grading mode's environment, as this start's launch environment holds it.
         env = (self._launch_args or {}).get("env") or self.launch_env()
         return sandbox_argv(self.kernel_dir, self.work_size_mb, env) + \
-            launcher(self.memory_limit_bytes, drop_root=os.geteuid() == 0) + kernel
+            launcher(self.memory_limit_bytes, drop_root=os.geteuid() == 0,
+                     refuse_userns=True) + kernel
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         kw["cwd"] = str(self.kernel_dir)  # not the notebook's folder: the sandbox sets its own
         await super()._async_launch_kernel(kernel_cmd, **kw)
-        threading.Thread(target=self._guard_kernel_dir, daemon=True).start()
 
-    def _guard_kernel_dir(self) -> None:
-        """Kill the kernel if it fills its connection folder, the one folder of the host's disk
-        it can write to (it needs it for its sockets), past :data:`KERNEL_DIR_MAX_BYTES`."""
-        while self.kernel_dir.exists():
-            try:
-                entries = list(os.scandir(self.kernel_dir))
-                size = sum(e.stat(follow_symlinks=False).st_size for e in entries)
-            except OSError:
-                return
-            if size > KERNEL_DIR_MAX_BYTES or len(entries) > KERNEL_DIR_MAX_ENTRIES:
-                self.log.error("kernel killed: it wrote %d bytes in %d files into %s",
-                               size, len(entries), self.kernel_dir)
-                if hasattr(self.provisioner, "kill_now"):  # a warm kernel
-                    self.provisioner.kill_now()
-                elif getattr(self.provisioner, "process", None) is not None:
-                    self.provisioner.process.kill()
-                return
-            time.sleep(0.2)
+    def _guard_once(self) -> bool:
+        """As :meth:`LimitedKernelManager._guard_once`; also kill the kernel if it fills its
+        connection folder, the one folder of the host's disk it can write to (it needs it for
+        its sockets), past :data:`KERNEL_DIR_MAX_BYTES`."""
+        if super()._guard_once() or not self.kernel_dir.exists():
+            return True
+        try:
+            entries = list(os.scandir(self.kernel_dir))
+            size = sum(e.stat(follow_symlinks=False).st_size for e in entries)
+        except OSError:
+            return True
+        if size > KERNEL_DIR_MAX_BYTES or len(entries) > KERNEL_DIR_MAX_ENTRIES:
+            self.log.error("kernel killed: it wrote %d bytes in %d files into %s",
+                           size, len(entries), self.kernel_dir)
+            self._kill_now()
+            return True
+        return False
 
     def write_connection_file(self, **kwargs):
         super().write_connection_file(**kwargs)

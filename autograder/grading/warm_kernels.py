@@ -29,7 +29,8 @@ from pathlib import Path
 
 from jupyter_client.provisioning import LocalProvisioner
 
-from .sandbox import NOBODY, launcher, sandbox_argv
+from .limits import machinery_failed
+from .sandbox import NOBODY, launcher, sandbox_argv, userns_filter_hex
 
 PROVISIONER_NAME = "course-warm-kernel"
 TEMPLATE_SOURCE = (Path(__file__).parent / "warm_template.py").read_text()
@@ -51,18 +52,21 @@ class KernelHandle:
         """The kernel's exit code once it has ended, else None; never blocks."""
         if self.exit_code is None:
             self.sock.setblocking(False)
+            gone = False
             try:
                 data = self.sock.recv(1024)
                 self._buffer += data
-                if not data:  # the template died
-                    self.exit_code = -9
+                gone = not data
             except (BlockingIOError, InterruptedError):
                 pass
             except OSError:
-                self.exit_code = -9
+                gone = True
             for line in self._buffer.splitlines():
                 if line.startswith(b"exited "):
                     self.exit_code = int(line.split()[1])
+            if gone and self.exit_code is None:  # the template died: not the kernel's doing
+                self.exit_code = -9
+                machinery_failed("the warm-kernel template died while its kernel ran")
         return self.exit_code
 
     def send(self, command: str) -> None:
@@ -96,16 +100,25 @@ class Template:
         argv = sandbox_argv(self.folder, env=self.env) + launcher(None, os.geteuid() == 0) + \
             [sys.executable, "-c", TEMPLATE_SOURCE, str(self.folder)]
         started = threading.Event()
+        failed: list[str] = []
 
         def keep():  # bwrap --die-with-parent follows the thread that started it: keep it alive
-            with open(self.log, "ab") as log:
-                self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                                                stderr=log, cwd=self.folder, env=self.env)
-            started.set()
+            try:
+                with open(self.log, "ab") as log:
+                    self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                                    stderr=log, cwd=self.folder, env=self.env)
+            except OSError as error:  # no bwrap, no process left, ...
+                failed.append(f"{type(error).__name__}: {error}")
+                return
+            finally:
+                started.set()
             self.process.wait()
 
         threading.Thread(target=keep, daemon=True, name="warm-kernel-template").start()
         started.wait()
+        if failed:
+            self.stop()
+            raise WarmKernelsUnavailable(f"the warm-kernel template did not start: {failed[0]}")
         deadline = time.monotonic() + timeout_s
         while not (self.folder / "control").exists():
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -128,9 +141,11 @@ class Template:
 
     def launch(self, kernel_dir: Path, connection_file: str, arguments: list[str],
                memory_limit_bytes: int, work_size_mb: int, stdout_fd: int,
-               stderr_fd: int) -> KernelHandle:
+               stderr_fd: int, cgroup_fds: list[int] = ()) -> KernelHandle:
         """Ask the template for a kernel, with ipykernel's options ``arguments`` after the
-        connection file; returns its handle once it has forked.
+        connection file; returns its handle once it has forked. ``cgroup_fds``: the
+        ``cgroup.procs`` files of the kernel's cgroup, open for writing (the kernel's keeper
+        joins it before anything else); the kernel refuses new user namespaces.
 
         Raises:
             WarmKernelsUnavailable: the template is gone or refused the request.
@@ -139,17 +154,21 @@ class Template:
         sock.settimeout(30)
         request = {"kernel_dir": str(kernel_dir), "connection_file": connection_file,
                    "arguments": arguments, "memory_limit_bytes": memory_limit_bytes,
-                   "work_size_mb": work_size_mb}
+                   "work_size_mb": work_size_mb, "cgroup_fds": len(cgroup_fds),
+                   "userns_filter": userns_filter_hex()}
         try:
             sock.connect(str(self.folder / "control"))
-            socket.send_fds(sock, [json.dumps(request).encode() + b"\n"], [stdout_fd, stderr_fd])
-            answer = sock.recv(64)
+            socket.send_fds(sock, [json.dumps(request).encode() + b"\n"],
+                            [stdout_fd, stderr_fd, *cgroup_fds])
+            answer = sock.recv(1024)
         except OSError as error:
             sock.close()
             raise WarmKernelsUnavailable(f"the warm-kernel template did not answer: {error}")
         if not answer.startswith(b"started"):
             sock.close()
-            raise WarmKernelsUnavailable("the warm-kernel template refused the kernel")
+            why = answer.decode("utf-8", "replace").strip().removeprefix("refused").strip()
+            raise WarmKernelsUnavailable("the warm-kernel template refused the kernel" +
+                                         (f": {why}" if why else ""))
         return KernelHandle(sock)
 
     def stop(self) -> None:
@@ -194,13 +213,18 @@ def stop_templates() -> None:
 class WarmKernelProvisioner(LocalProvisioner):
     """A kernel provisioner whose kernels are forked by a warm template (see the module's
     docstring). Its parent must be a :class:`~.sandbox.SandboxedKernelManager` that has chosen a
-    template (``warm_template``) and a connection folder inside it (``kernel_dir``)."""
+    template (``warm_template``) and a connection folder inside it (``kernel_dir``).
+
+    Where the template refuses the kernel (it could not fork, the kernel could not join its
+    cgroup, the template is gone), the kernel starts cold instead, as :class:`LocalProvisioner`
+    starts it, with the sandbox's command: the grader's failure is never the student's."""
 
     handle: KernelHandle | None = None
+    started_cold = False  # the template refused: this kernel was started cold
 
     @property
     def has_process(self) -> bool:
-        return self.handle is not None
+        return self.handle is not None or super().has_process
 
     async def launch_kernel(self, cmd, **kwargs):
         km = self.parent
@@ -210,22 +234,29 @@ class WarmKernelProvisioner(LocalProvisioner):
         # The kernel command's options after its connection file (nbgrader's keep the history
         # in memory); the template's own Python runs the kernel.
         arguments = cmd[cmd.index(km.connection_file) + 1:] if km.connection_file in cmd else []
+        cgroup_fds: list[int] = []
         try:
+            if km.kernel_cgroup:
+                cgroup_fds = km.kernel_cgroup.open_procs()
             self.handle = await asyncio.to_thread(
                 km.warm_template.launch, km.kernel_dir, km.connection_file, arguments,
-                km.memory_limit_bytes, km.work_size_mb, *fds)
+                km.memory_limit_bytes, km.work_size_mb, *fds, cgroup_fds)
+        except (WarmKernelsUnavailable, OSError) as error:
+            km.log.warning("%s; this kernel starts cold", error)
+            self.handle, self.started_cold = None, True
+            return await super().launch_kernel(cmd, **kwargs)
         finally:
-            for fd in opened:
+            for fd in opened + cgroup_fds:
                 os.close(fd)
         self.pid = self.pgid = None
         return self.connection_info
 
     async def poll(self) -> int | None:
-        return None if self.handle is None else self.handle.poll()
+        return await super().poll() if self.handle is None else self.handle.poll()
 
     async def wait(self) -> int | None:
         if self.handle is None:
-            return None
+            return await super().wait()
         while self.handle.poll() is None:
             await asyncio.sleep(0.05)
         code = self.handle.exit_code
@@ -236,22 +267,37 @@ class WarmKernelProvisioner(LocalProvisioner):
     async def send_signal(self, signum: int) -> None:
         if self.handle is not None:
             self.handle.send(f"signal {int(signum)}")
+        else:
+            await super().send_signal(signum)
 
     async def kill(self, restart: bool = False) -> None:
-        self.kill_now()
+        if self.handle is not None:
+            self.kill_now()
+        else:
+            await super().kill(restart)
 
     async def terminate(self, restart: bool = False) -> None:
-        await self.send_signal(15)
+        if self.handle is not None:
+            await self.send_signal(15)
+        else:
+            await super().terminate(restart)
 
     def kill_now(self) -> None:
         """:meth:`kill`, callable from any thread."""
         if self.handle is not None:
             self.handle.send("kill")
+        elif self.process is not None:
+            try:
+                self.process.kill()
+            except OSError:
+                pass
 
     async def cleanup(self, restart: bool = False) -> None:
         if self.handle is not None:
             self.handle.close()
             self.handle = None
+        else:
+            await super().cleanup(restart)
 
 
 def _fileno(stream, default: int, opened: list[int]) -> int:

@@ -20,11 +20,20 @@ file. A kernel sees in ``/proc`` the sandbox's init, the template, its own keepe
 fresh ``/proc`` can be mounted in a nested namespace), but can neither signal nor trace them:
 they are outside its pid namespace or pid 1 of it, and not dumpable.
 
+Limits of the kernel's own (see :mod:`.limits`): the keeper joins the kernel's cgroup before
+anything else (the host made it and sends its ``cgroup.procs`` files, open for writing: no
+cgroup file system is mounted here), so the keeper, its init, the kernel and all they start count
+against the kernel's memory and task limits; the kernel loads the seccomp filter the host sends,
+which refuses new user namespaces (the template's own unshare, above, comes before it).
+
 Protocol (one connection per kernel): the host sends one JSON line ``{"kernel_dir",
-"connection_file", "arguments", "memory_limit_bytes", "work_size_mb"}`` (``arguments``: ipykernel's
-command-line options after the connection file) with two file descriptors (the kernel's
-stdout and stderr) attached; the template answers ``started``, then ``exited CODE`` when the kernel
-ends. The host may send ``kill`` or ``signal N``; closing the connection kills the kernel.
+"connection_file", "arguments", "memory_limit_bytes", "work_size_mb", "cgroup_fds",
+"userns_filter"}`` (``arguments``: ipykernel's command-line options after the connection file;
+``userns_filter``: a seccomp program in hex, "" for none) with 2 + ``cgroup_fds`` file descriptors
+(the kernel's stdout and stderr, then its ``cgroup.procs`` files) attached; the template answers
+``started`` once the keeper is in the cgroup (``refused REASON`` when it cannot be), then
+``exited CODE`` when the kernel ends. The host may send ``kill`` or ``signal N``; closing the
+connection kills the kernel.
 
 Only the standard library is used before the fork, besides the imports that warm the kernel.
 """
@@ -53,6 +62,9 @@ CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND = 1, 2, 4, 32, 4096
 MS_REC, MS_PRIVATE = 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+# Most cgroup.procs files a request may carry (a v1 hierarchy per controller, memory and pids).
+MAX_CGROUP_FDS = 4
 CAP_LAST = 63
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
@@ -86,6 +98,21 @@ def _drop_capabilities() -> None:
     _prctl(PR_SET_NO_NEW_PRIVS, 1)
 
 
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _refuse_user_namespaces(program: bytes) -> None:
+    """Load the seccomp filter ``program`` (:func:`.limits.user_namespace_filter`, mirrored by
+    its LOAD_FILTER_SOURCE) into this process, for good: no new user namespace, in this process
+    or anything it starts."""
+    buffer = ctypes.create_string_buffer(program, len(program))
+    prog = _SockFprog(len(program) // 8, ctypes.addressof(buffer))
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    _check(_libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog),
+                       0, 0), "seccomp")
+
+
 def preload() -> None:
     """Import what the notebooks' set-up cells import, in their order, and the kernel's own code;
     run no TensorFlow op (a forked TensorFlow must start its runtime after the fork)."""
@@ -103,12 +130,24 @@ def preload() -> None:
     import ipykernel.ipkernel, ipykernel.kernelapp, ipykernel.zmqshell  # noqa: F401, E401
 
 
-def _start_keeper(request: dict, out_fd: int, err_fd: int, template_fds: list[int]) -> None:
-    """In the fork (the keeper): isolate, fork the namespace's init, which forks the kernel; wait
-    for the init and exit with the kernel's exit code."""
+def _start_keeper(request: dict, out_fd: int, err_fd: int, cgroup_fds: list[int],
+                  status_fd: int, template_fds: list[int]) -> None:
+    """In the fork (the keeper): join the kernel's cgroup (and say so on ``status_fd``), isolate,
+    fork the namespace's init, which forks the kernel; wait for the init and exit with the
+    kernel's exit code."""
     try:
         for fd in template_fds:  # the template's sockets: never the kernel's
             os.close(fd)
+        try:
+            for fd in cgroup_fds:
+                os.write(fd, b"0")  # this process, into the kernel's cgroup
+        except OSError as error:
+            os.write(status_fd, f"the kernel cannot join its cgroup: {error}".encode()[:500])
+            os._exit(71)
+        for fd in cgroup_fds:
+            os.close(fd)
+        os.write(status_fd, b"ok")
+        os.close(status_fd)
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -267,6 +306,8 @@ def _run_kernel(request: dict, out_fd: int, err_fd: int) -> None:
         if limit:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         _drop_capabilities()
+        if request.get("userns_filter"):
+            _refuse_user_namespaces(bytes.fromhex(request["userns_filter"]))
         # Python's random re-seeds itself in a fork (os.register_at_fork); NumPy's does not.
         import numpy
         numpy.random.seed()  # from the OS, as a cold interpreter seeds itself
@@ -334,7 +375,8 @@ def _accept(listener: socket.socket, keepers: dict[int, socket.socket]) -> None:
     conn, _ = listener.accept()
     conn.settimeout(10)
     try:
-        data, fds, _, _ = socket.recv_fds(conn, 65536, 2)
+        fds: list[int] = []
+        data, fds, _, _ = socket.recv_fds(conn, 65536, 2 + MAX_CGROUP_FDS)
         while not data.endswith(b"\n"):
             more = conn.recv(65536)
             if not more:
@@ -342,25 +384,44 @@ def _accept(listener: socket.socket, keepers: dict[int, socket.socket]) -> None:
             data += more
         request = json.loads(data)
         kernel_dir = Path(request["kernel_dir"])
-        if len(fds) != 2 or kernel_dir.parent != FOLDER or not kernel_dir.is_dir() or \
+        if len(fds) != 2 + int(request.get("cgroup_fds", 0)) or kernel_dir.parent != FOLDER or \
+                not kernel_dir.is_dir() or \
                 Path(request["connection_file"]).parent != kernel_dir or \
                 not all(isinstance(a, str) for a in request["arguments"]):
             raise ValueError("malformed request")
     except Exception as error:
         print(f"warm template: request refused: {error}", file=sys.stderr, flush=True)
+        for fd in fds:
+            os.close(fd)
         conn.close()
         return
+    status_r, status_w = os.pipe()
     try:
         pid = os.fork()
     except OSError as error:  # no process left for this uid, say: this kernel fails, not all
-        print(f"warm template: cannot fork: {error}", file=sys.stderr, flush=True)
-        pid = None
+        pid, refusal = None, f"cannot fork: {error}"
     if pid == 0:
-        _start_keeper(request, fds[0], fds[1],
+        os.close(status_r)
+        _start_keeper(request, fds[0], fds[1], fds[2:], status_w,
                       [listener.fileno(), conn.fileno()] + [s.fileno() for s in keepers.values()])
+    os.close(status_w)
     for fd in fds:
         os.close(fd)
-    if pid is None:
+    if pid is not None:  # the keeper says whether it joined the kernel's cgroup
+        ready, _, _ = select.select([status_r], [], [], 10)
+        status = os.read(status_r, 512) if ready else b"the kernel's keeper did not answer"
+        refusal = "" if status == b"ok" else \
+            status.decode("utf-8", "replace") or "the kernel's keeper died at its start"
+        if refusal:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    os.close(status_r)
+    if refusal:
+        print(f"warm template: kernel refused: {refusal}", file=sys.stderr, flush=True)
+        try:
+            conn.sendall(f"refused {refusal}\n".encode())
+        except OSError:
+            pass
         conn.close()
         return
     conn.settimeout(None)
