@@ -128,6 +128,9 @@ def _changed(now, before):
         old = before.get(what)
         if isinstance(value, dict):
             same = all(_changed({0: value[k]}, {0: old[k]}) == [] for k in value.keys() & old.keys())
+            # A course name rebound to something else leaves the table: that is a change too.
+            same = same and not (what == "a name the notebook imported from the course"
+                                 and old.keys() - value.keys())
         else:
             same = value == old
         if not same:
