@@ -552,6 +552,12 @@ def test_descend_names_a_retrace_per_python_float():
     fails_with(pitfalls.check_descend, descend_new_function_per_call, "M26", "traced again")
 
 
+def test_descend_finds_the_retrace_also_when_its_floats_were_traced_before():
+    # the notebook (or a check run before) may have traced sgd_update for these floats
+    for _ in range(2):
+        fails_with(pitfalls.check_descend, descend_broken, "M26", "(6 traces for 6 steps)")
+
+
 def test_descend_rejects_the_right_weights_without_a_graph():
     fails_with(pitfalls.check_descend, descend_eager, "M21", "did not run as a graph")
 

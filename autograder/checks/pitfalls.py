@@ -29,6 +29,7 @@ without the idea). No reference value is computed here: the judges compute them.
 from __future__ import annotations
 
 import contextlib
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -402,10 +403,14 @@ def collect_descend(fn, case, ctx):
     rate reaches the graph as a tensor, so the loop does not retrace (M26).
 
     w is a fresh float32 tf.Variable; every tf.function call made from Python during descend is
-    recorded with its trace counts (:func:`recording_graph_calls`).
+    recorded with its trace counts (:func:`recording_graph_calls`). The traces are counted on a
+    second run, on another fresh variable, whose learning rates are the case's made new: each
+    scaled by a factor 1 + n * 2 ** -20 with n new at every run of this check, so Python floats
+    that earlier calls (a check run before, the notebook's own) left in sgd_update's trace cache
+    cannot hide a retrace. The judge reads the values of the first run only.
 
     Returns:
-        ``{"w", "returned", "graph_calls", "traces"}``.
+        ``{"w", "returned", "graph_calls", "traces"}`` (``traces``: of the second run).
     """
     __tracebackhide__ = True
     w = tf.Variable(np.asarray(case["w"], dtype=np.float32))
@@ -413,8 +418,17 @@ def collect_descend(fn, case, ctx):
     lrs = [float(lr) for lr in case["lrs"]]
     with recording_graph_calls() as record:
         returned = _call(fn, w, grads, lrs, what=ctx.what)
-    return {"w": w, "returned": returned, "graph_calls": len(record),
-            "traces": _new_traces(record)}
+    w_value = w.numpy()
+    factor = 1.0 + next(_FRESH) * 2.0 ** -20
+    with recording_graph_calls() as probe:
+        _call(fn, tf.Variable(np.asarray(case["w"], dtype=np.float32)), grads,
+              [lr * factor for lr in lrs], what=ctx.what)
+    return {"w": w_value, "returned": returned, "graph_calls": len(record),
+            "traces": _new_traces(probe)}
+
+
+#: A new number at every run of check_descend (its learning rates are made new with it).
+_FRESH = itertools.count(1)
 
 
 check_descend = exercise_check("check_descend", collect_descend)
