@@ -68,6 +68,11 @@ COURSE_NAMES = {"tf": "tensorflow", "np": "numpy", "plt": "matplotlib.pyplot",
     ("checks.assert_close.__kwdefaults__['atol'] = 1", "default arguments"),
     ("import linecache\nprint(linecache.cache)", "the source of executed cells"),
     ("get_ipython().kernel.get_parent()", "the message being executed"),
+    # round 2: a method of GradientTape kept at cell time escapes the checks' wrapped attribute
+    ("_tape_gradient = tf.GradientTape.gradient", "keeps tf.GradientTape.gradient as a value"),
+    ("T = tf.GradientTape\ng = T.jacobian", "keeps T.jacobian as a value"),
+    ("from tensorflow import GradientTape\nf = functools.partial(GradientTape.gradient)",
+     "keeps GradientTape.gradient as a value"),
 ])
 
 

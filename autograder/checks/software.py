@@ -81,14 +81,46 @@ class AutodiffRecord:
         return len(self.tape.calls) + self.other
 
 
+def _low_level_autodiff() -> list:
+    """The module attributes through which every automatic differentiation passes whatever
+    reference to it a student kept (``_g = tf.GradientTape.gradient`` saved at cell time skips
+    the patched class attribute, not these): the tape's backward pass
+    (``imperative_grad.imperative_grad``, which gradient and jacobian call), the graph's
+    (``gradients_util._GradientsHelper``, which tf.gradients calls) and the creation of a
+    forward accumulator (``pywrap_tfe.TFE_Py_ForwardAccumulatorNew``). Each is looked up on its
+    module at call time, so wrapping it there counts the call."""
+    found = []
+    try:
+        from tensorflow.python.eager import imperative_grad
+        found.append((imperative_grad, "imperative_grad"))
+    except ImportError:  # another TensorFlow layout: the class attributes still count
+        pass
+    try:
+        from tensorflow.python.ops import gradients_util
+        found.append((gradients_util, "_GradientsHelper"))
+    except ImportError:
+        pass
+    try:
+        from tensorflow.python import pywrap_tfe
+        found.append((pywrap_tfe, "TFE_Py_ForwardAccumulatorNew"))
+    except ImportError:
+        pass
+    return [(owner, name) for owner, name in found if hasattr(owner, name)]
+
+
+_LOW_LEVEL = _low_level_autodiff()
+
+
 @contextlib.contextmanager
 def recording_autodiff():
     """Record every automatic differentiation that runs in the block: tape.gradient (through
     :func:`~autograder.checks.harness.recording_gradients`), tf.gradients and
-    tf.autodiff.ForwardAccumulator.jvp. Kernel-side evidence that a NumPy exercise's backward
-    pass was written by hand."""
+    tf.autodiff.ForwardAccumulator.jvp, and below them the entry points every differentiation
+    passes (:func:`_low_level_autodiff`), which a reference to a method saved before the check
+    ran still reaches. Kernel-side evidence that a NumPy exercise's backward pass was written by
+    hand."""
     patched = [(tf, "gradients"), (tf.compat.v1, "gradients"),
-               (tf.autodiff.ForwardAccumulator, "jvp")]
+               (tf.autodiff.ForwardAccumulator, "jvp")] + _LOW_LEVEL
     originals = [getattr(owner, name) for owner, name in patched]
     with recording_gradients() as tape:
         record = AutodiffRecord(tape)

@@ -167,6 +167,10 @@ def _scan_source(source: str, imported) -> list[tuple[int, str]]:
     held |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
     # Names in call position (``vars(x)``); the same name anywhere else is an alias in the making.
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    # Names bound to the class tf.GradientTape (``T = tf.GradientTape``, an import of it).
+    tape_classes = {"GradientTape"} | {
+        t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _is_tape_class(n.value, set())
+        for t in n.targets if isinstance(t, ast.Name)}
     found = []
     for node in ast.walk(tree):
         line = getattr(node, "lineno", 1)
@@ -187,6 +191,12 @@ def _scan_source(source: str, imported) -> list[tuple[int, str]]:
                 found.append((line, f"uses the magic %{node.args[0].value}"))
         elif isinstance(node, ast.Attribute):
             root = _root_name(node, aliases)
+            if _is_tape_class(node.value, tape_classes) and id(node) not in called and \
+                    isinstance(node.ctx, ast.Load):
+                # ``_g = tf.GradientTape.gradient``: a method of the class held aside reaches the
+                # tape past what the checks observe (they wrap the class attribute).
+                found.append((line, f"keeps {ast.unparse(node)[:60]} as a value (a method of "
+                                    "GradientTape held aside escapes the checks' evidence)"))
             if node.attr in SUSPECT_ATTRIBUTES:
                 found.append((line, f"uses .{node.attr}: {SUSPECT_ATTRIBUTES[node.attr]}"))
             elif node.attr in SYSTEM_ATTRIBUTES and root in SYSTEM_MODULES:
@@ -226,6 +236,13 @@ def _scan_source(source: str, imported) -> list[tuple[int, str]]:
             if isinstance(value, ast.Name) and (value.id in course or value.id in aliases):
                 found.append((line, f"aliases {value.id}, a module"))
     return sorted(set(found))
+
+
+def _is_tape_class(node: ast.AST, names: set) -> bool:
+    """Whether ``node`` names the class GradientTape: ``X.GradientTape`` (any module path) or a
+    name in ``names`` (bound to it)."""
+    return (isinstance(node, ast.Attribute) and node.attr == "GradientTape") or \
+        (isinstance(node, ast.Name) and node.id in names)
 
 
 def _is_own_object(node: ast.AST, course: dict, aliases: dict) -> bool:
