@@ -151,8 +151,8 @@ def grade(args) -> int:
     print(score_table(run.grades))
     if not run.sandboxed:
         print("\n" + NOT_SANDBOXED)
-    for line in run.warnings:  # a per-kernel limit (cgroup) that could not be set
-        print(line)
+    if run.warnings:  # per-kernel limits (cgroups) that could not be set
+        print("\n" + "\n".join(run.warnings))
     n = len(run.grades)
     print(f"\n{n} notebook{'s' if n != 1 else ''} ({run.graded_now} graded now, {run.reused} "
           f"unchanged since the last run) in {run.seconds:.1f} s; outputs in {run.out}:")

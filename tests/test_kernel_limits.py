@@ -5,7 +5,12 @@ Real kernels, started by the real kernel manager through nbclient, in the real s
 host reads the kernel's cgroup. (The sandbox tests add probes that run in every warm and cold
 kernel: no user namespace, at most the kernel's own task limit of threads.)
 """
+import csv
+import os
+import shlex
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -30,7 +35,7 @@ needs_cgroups = pytest.mark.skipif("memory" in MISSING or "tasks" in MISSING,
 
 ROBUST = Path(__file__).resolve().parent / "robustness"
 # Holds as many threads as the kernel may start (its cgroup's limit), for HOLD_S seconds.
-HOLD_S = 20
+HOLD_S = 15
 THREAD_HOG = ("import threading, time\nhold = threading.Event(); started = 0\n"
               "try:\n    for _ in range(5000):\n"
               "        threading.Thread(target=hold.wait, daemon=True).start(); started += 1\n"
@@ -131,3 +136,27 @@ def test_a_grader_failure_is_no_grade_and_the_next_run_grades_it(tmp_path, monke
                         feedback=False)
     grade, = rerun.grades
     assert rerun.graded_now == 1 and grade.problem is None and grade.score == 3
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"),
+                    reason="needs root to make the cgroup file system read-only for one run")
+def test_where_no_cgroup_can_be_made_the_run_says_which_limits_are_missing(tmp_path):
+    submitted, out = tmp_path / "submitted", tmp_path / "out"
+    shutil.copytree(ROBUST / "submitted" / "full", submitted / "full")
+    # As in a container whose cgroup file system is read-only: in a mount namespace of its own.
+    points = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
+              if line.split(" - ")[1].startswith(("cgroup ", "cgroup2 "))]
+    remount = "".join(f"mount -o remount,bind,ro {p} && " for p in points)
+    grade = shlex.join([sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out",
+                        str(out), "--course-root", str(ROBUST / "course"), "--no-feedback",
+                        "--workers", "1"])
+    proc = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                           remount + "exec " + grade], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = (out / "summary.txt").read_text()
+    for text in (proc.stdout, summary):
+        assert "MISSING LIMIT: memory per kernel (cgroup)" in text
+        assert "MISSING LIMIT: tasks per kernel (cgroup)" in text
+    # Graded all the same, with the per-process and per-uid limits.
+    with open(out / "scores_by_exercise.csv") as handle:
+        assert sum(float(row["score"]) for row in csv.DictReader(handle)) == 3

@@ -49,6 +49,9 @@ MAX_TASKS_PER_KERNEL = 512
 CGROUP_PREFIX = "course-kernel-"
 # Longest wait for a kernel's processes to leave its cgroup when it ends, seconds.
 REMOVE_TIMEOUT_S = 10
+# In cgroup v2, the leaf the grader's own processes move to, so that its cgroup, then holding no
+# process, may enable controllers for its kernels' cgroups.
+GRADER_LEAF = "course-grader"
 
 
 class GraderFailure(RuntimeError):
@@ -121,6 +124,8 @@ def _find_hierarchies() -> tuple[dict[str, Hierarchy], dict[str, str]]:
     problems: dict[str, str] = {}
     missing = [c for c in wanted if c not in found]
     if missing and v2_mount and own_v2 is not None:
+        if own_v2.rsplit("/", 1)[-1] == GRADER_LEAF:  # kernels go beside the grader's leaf
+            own_v2 = own_v2.rsplit("/", 1)[0] or "/"
         parent = _below(v2_mount[1], v2_mount[0], own_v2)
         try:
             available = (parent / "cgroup.controllers").read_text().split() if parent else []
@@ -227,17 +232,44 @@ def _try_hierarchy(hierarchy: Hierarchy, controller: str) -> str:
 
 
 def _enable_v2(hierarchy: Hierarchy) -> None:
+    """Enable the hierarchy's controllers for the children of the grader's cgroup. A v2 cgroup
+    that holds processes cannot: when it holds only this process and its descendants (the
+    grader's own cgroup, e.g. ``systemd-run --user --scope -p Delegate=yes course grade ...``),
+    they move into a leaf of it, :data:`GRADER_LEAF`, first; never a process of anyone else."""
     control = hierarchy.parent / "cgroup.subtree_control"
     enabled = control.read_text().split()
     todo = [c for c in sorted(hierarchy.controllers) if c not in enabled]
-    if todo:
+    if not todo:
+        return
+    try:
+        procs = [int(p) for p in (hierarchy.parent / "cgroup.procs").read_text().split()]
+        if procs and all(_descends_from(pid, os.getpid()) for pid in procs):
+            leaf = hierarchy.parent / GRADER_LEAF
+            leaf.mkdir(exist_ok=True)
+            for pid in procs:
+                try:
+                    _write(leaf / "cgroup.procs", str(pid))
+                except ProcessLookupError:
+                    pass
+        _write(control, " ".join(f"+{c}" for c in todo))
+    except OSError as error:
+        raise OSError(error.errno, f"cgroup v2: cannot enable {', '.join(todo)} below "
+                      f"{hierarchy.parent} ({error.strerror}; the grader needs a cgroup of its "
+                      "own, delegated to it: 'systemd-run --user --scope -p Delegate=yes course "
+                      "grade ...')")
+
+
+def _descends_from(pid: int, ancestor: int) -> bool:
+    """Whether process ``pid`` is ``ancestor`` or one of its descendants."""
+    while pid > 1:
+        if pid == ancestor:
+            return True
         try:
-            _write(control, " ".join(f"+{c}" for c in todo))
-        except OSError as error:
-            raise OSError(error.errno, f"cgroup v2: cannot enable {', '.join(todo)} below "
-                          f"{hierarchy.parent} ({error.strerror}; a cgroup holding processes "
-                          "cannot: run the grader in a cgroup delegated to it, e.g. "
-                          "'systemd-run --user --scope -p Delegate=yes course grade ...')")
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return False
 
 
 def _limit_files(hierarchy: Hierarchy, controller: str, memory_bytes: int | None,
