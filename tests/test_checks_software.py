@@ -804,3 +804,115 @@ def test_grading_path_step_report():
         return step_report(step, x, y, w1, w2, lr, calls)
     message = flat(grade("check_step_report", twice, STEP_HIDDEN, 0.0, False))
     assert "exactly `calls` times" in message and "for 3" not in message, message
+
+
+# ------------------------------------------------ round 2: formulas laundered through a tape
+#: A red team's answers (round 2): the two by-hand exercises computed by tf.GradientTape through
+#: a reference to GradientTape.gradient kept at cell time; graph_backward_tape, sgd_step and
+#: train_with_optimizer with hand-derived gradients and a decoy tape call of a made-up target
+#: (0 * its result added to the update).
+LAUNDERED = """
+# %% graph_backward_numpy
+_tape_gradient = tf.GradientTape.gradient
+
+
+def graph_backward_numpy(x, y, z):
+    xs = [tf.constant(a) for a in (x, y, z)]
+    with tf.GradientTape() as tape:
+        tape.watch(xs)
+        c = tf.reduce_sum(xs[0] * xs[1] + xs[2])
+    gx, gy, gz = _tape_gradient(tape, c, xs)
+    return float(c.numpy()), gx.numpy(), gy.numpy(), gz.numpy()
+
+# %% graph_backward_tape
+def graph_backward_tape(x, y, z):
+    c = tf.reduce_sum(x * y + z)
+    hx, hy, hz = tf.constant(y.numpy()), tf.constant(x.numpy()), tf.ones_like(z)
+    with tf.GradientTape() as tape:
+        tape.watch([x, y, z])
+        t = tf.reduce_sum(x * hx) + tf.reduce_sum(y * hy) + tf.reduce_sum(z * hz)
+    gx, gy, gz = tape.gradient(t, [x, y, z])
+    return c, gx, gy, gz
+
+# %% two_layer_numpy
+def two_layer_numpy(x, y, w1, w2):
+    xt, yt = tf.constant(x), tf.constant(y)
+    v = [tf.constant(w1), tf.constant(w2)]
+    with tf.GradientTape() as tape:
+        tape.watch(v)
+        loss = tf.reduce_mean(tf.reduce_sum((tf.nn.relu(xt @ v[0]) @ v[1] - yt) ** 2, axis=1))
+    g1, g2 = _tape_gradient(tape, loss, v)
+    return float(loss.numpy()), g1.numpy(), g2.numpy()
+
+# %% sgd_step
+def _hand(x, y, w1, w2):
+    h_pre = x @ w1
+    h = tf.nn.relu(h_pre)
+    diff = h @ w2 - y
+    loss = tf.reduce_mean(tf.reduce_sum(diff ** 2, axis=1))
+    g_pred = 2.0 * diff / tf.cast(tf.shape(x)[0], tf.float32)
+    g_w2 = tf.transpose(h) @ g_pred
+    g_w1 = tf.transpose(x) @ ((g_pred @ tf.transpose(w2)) * tf.cast(h_pre > 0, tf.float32))
+    return loss, g_w1, g_w2
+
+
+@tf.function
+def sgd_step(x, y, w1, w2, lr):
+    with tf.GradientTape() as tape:
+        dummy = tf.reduce_sum(w1) + tf.reduce_sum(w2)
+    t1, t2 = tape.gradient(dummy, [w1, w2])
+    loss, g_w1, g_w2 = _hand(x, y, w1, w2)
+    w1.assign_sub(lr * (g_w1 + 0.0 * t1))
+    w2.assign_sub(lr * (g_w2 + 0.0 * t2))
+    return loss
+
+# %% train_with_optimizer
+def train_with_optimizer(optimizer, x, y, w1, w2, steps):
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            dummy = tf.reduce_sum(w1) + tf.reduce_sum(w2)
+        t1, t2 = tape.gradient(dummy, [w1, w2])
+        loss, g_w1, g_w2 = _hand(x, y, w1, w2)
+        optimizer.apply_gradients(zip([g_w1 + 0.0 * t1, g_w2 + 0.0 * t2], [w1, w2]))
+        return loss
+    return [float(step()) for _ in range(steps)]
+"""
+
+
+def laundered(name):
+    namespace = {"np": np, "tf": tf}
+    exec(LAUNDERED, namespace)
+    return namespace[name]
+
+
+@pytest.mark.parametrize("name,check", [
+    ("graph_backward_numpy", checks.check_graph_backward_numpy),
+    ("two_layer_numpy", checks.check_two_layer_numpy)])
+def test_by_hand_exercises_see_a_tape_reached_through_a_saved_method(name, check):
+    message = fails_with(check, laundered(name), "M21")
+    assert "a tape computed them" in flat(message) or "automatic" in flat(message), message
+
+
+@pytest.mark.parametrize("name,check,words", [
+    ("graph_backward_tape", checks.check_graph_backward_tape, "differentiated c"),
+    ("sgd_step", checks.check_sgd_step, "differentiated the loss"),
+    ("train_with_optimizer", checks.check_train_with_optimizer, "apply_gradients was given"),
+])
+def test_a_decoy_tape_call_on_a_made_up_target_is_no_evidence(name, check, words):
+    message = fails_with(check, laundered(name), "M21")
+    assert words in flat(message), message
+
+
+def test_grading_sgd_step_rejects_a_decoy_tape_and_shows_no_value():
+    cases = [(7, 12, 9, 5, 0.05, 2)]
+    assert grade("check_sgd_step", sgd_step, cases) is None
+    error = grade("check_sgd_step", laundered("sgd_step"), cases)
+    assert error is not None and error.mistake == "M21", error
+    assert "0.05" not in str(error) and "differentiated the loss" in flat(error), str(error)
+
+
+def test_grading_train_with_optimizer_rejects_a_decoy_tape():
+    cases = [("SGD", {"learning_rate": 0.02}, 4, 10, 7, 5, 3)]
+    error = grade("check_train_with_optimizer", laundered("train_with_optimizer"), cases)
+    assert error is not None and error.mistake == "M21", error

@@ -197,6 +197,57 @@ def _unpack(result, n: int, ctx, names: str):
     return tuple(result)
 
 
+#: At most this many tape calls, and entries of a target, are reported.
+MAX_CALLS, MAX_TARGET_SIZE = 16, 4096
+
+
+def _value(tensor):
+    """An eager tensor's (or variable's) value as a NumPy array; None for what has none here (a
+    symbolic tensor, None, a target too big to report)."""
+    try:
+        if tensor is None or int(np.prod(tensor.shape)) > MAX_TARGET_SIZE:
+            return None
+        return np.asarray(tensor.numpy())
+    except Exception:  # a symbolic tensor, an object of the student's
+        return None
+
+
+def _call_values(record, sources) -> list:
+    """The tape calls of ``record`` as plain data, the first :data:`MAX_CALLS`: for each, the
+    value of its target (``tape.gradient``'s first argument, when one tensor) and what it
+    returned for each of ``sources`` (the same objects; None where it was not a source), or with
+    ``sources`` None everything it returned, in order."""
+    calls = []
+    for _, target, call_sources, result in record.calls[:MAX_CALLS]:
+        flat_t, flat_s, flat_r = (tf.nest.flatten(target), tf.nest.flatten(call_sources),
+                                  tf.nest.flatten(result))
+        if sources is None:  # every result, in order
+            by_source = [_value(r) for r in flat_r[:MAX_CALLS]]
+        else:
+            by_source = [None] * len(sources)
+        if sources is not None and len(flat_s) == len(flat_r):
+            for source, gradient in zip(flat_s, flat_r):
+                for i, wanted in enumerate(sources):
+                    if source is wanted and by_source[i] is None:
+                        by_source[i] = _value(gradient)
+        calls.append({"target": _value(flat_t[0]) if len(flat_t) == 1 else None,
+                      "results": by_source})
+    return calls
+
+
+@contextlib.contextmanager
+def _eagerly():
+    """tf.functions run their Python code eagerly in the block (their tape calls then have
+    values), printing swallowed."""
+    was = tf.config.functions_run_eagerly()
+    tf.config.run_functions_eagerly(True)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            yield
+    finally:
+        tf.config.run_functions_eagerly(was)
+
+
 # ------------------------------------------------------------------ 1. the graph in NumPy
 def collect_graph_backward_numpy(fn, case, ctx):
     """Kernel half of ``check_graph_backward_numpy``: ``fn(x, y, z) -> (c, grad_x, grad_y,
@@ -266,9 +317,13 @@ def collect_graph_backward_tape(fn, case, ctx):
         outputs = list(outputs) if isinstance(outputs, (tuple, list)) else []
         from_tape = ([_from_tape(traced, t) for t in outputs[1:4]] if len(outputs) == 4
                      else [False] * 3)
+        # The same code run eagerly, so that its tape calls have values.
+        with _eagerly(), recording_gradients() as record:
+            call(fn, *(tf.constant(a) for a in arrays), what=what)
     else:
         from_tape = [record.produced(g) for g in (gx, gy, gz)]
-    return {"c": c, "grad_x": gx, "grad_y": gy, "grad_z": gz, "from_tape": from_tape}
+    return {"c": c, "grad_x": gx, "grad_y": gy, "grad_z": gz, "from_tape": from_tape,
+            "tape_calls": _call_values(record, None)}
 
 
 check_graph_backward_tape = exercise_check("check_graph_backward_tape",
@@ -444,9 +499,16 @@ def collect_sgd_step(fn, case, ctx):
         after2.append(w2.numpy().copy())
     probes = (tf.Variable(w1_0), tf.Variable(w2_0))
     record, concrete = _traced(fn, (xt, yt, *probes, rate), ctx.what)
+    # One step of the same code run eagerly from the initial weights: which loss the tape was
+    # asked about, what it returned for w1 and w2, and how far each weight moved.
+    eager = (tf.Variable(w1_0), tf.Variable(w2_0))
+    with _eagerly(), recording_gradients() as eager_record:
+        call(fn, xt, yt, *eager, rate, what=ctx.what)
     return {"losses": losses, "w1": after1, "w2": after2,
             "tape_gradients": _gradients_for(record, probes),
-            "updates_from_gradients": _updates_from_gradients(record, concrete, 2)}
+            "updates_from_gradients": _updates_from_gradients(record, concrete, 2),
+            "eager_calls": _call_values(eager_record, eager),
+            "eager_w1": eager[0].numpy(), "eager_w2": eager[1].numpy()}
 
 
 check_sgd_step = exercise_check("check_sgd_step", collect_sgd_step)
@@ -511,9 +573,19 @@ def collect_train_with_optimizer(fn, case, ctx):
         fail(f"{ctx.what} should return the list of losses, got {type(losses).__name__}.",
              code="type")
     grads = [g for applied in given for g in applied if g is not None]
+    # One step of the same code run eagerly, with a new optimizer and weights: which loss the
+    # tape was asked about, what it returned for w1 and w2, what apply_gradients was given.
+    eager_optimizer = getattr(tf.keras.optimizers, name)(**kwargs)
+    eager_given = _recording_applied(eager_optimizer)
+    eager = (tf.Variable(w1_0), tf.Variable(w2_0))
+    with _eagerly(), recording_gradients() as eager_record:
+        call(fn, eager_optimizer, tf.constant(x), tf.constant(y), *eager, 1, what=ctx.what,
+             explain=lambda error: _shared_step(error, ctx.what))
+    applied = [[_value(g) for g in grads_given[:2]] for grads_given in eager_given[:MAX_CALLS]]
     return {"n_losses": len(losses), "losses": list(losses)[:int(steps) + 1],
             "w1": w1, "w2": w2, "iterations": int(optimizer.iterations.numpy()),
-            "grads_from_tape": all(_from_tape(record, g) for g in grads) if grads else None}
+            "grads_from_tape": all(_from_tape(record, g) for g in grads) if grads else None,
+            "eager_calls": _call_values(eager_record, eager), "eager_applied": applied}
 
 
 check_train_with_optimizer = exercise_check("check_train_with_optimizer",

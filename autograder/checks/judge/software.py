@@ -169,6 +169,34 @@ def _scale(got: np.ndarray, want: np.ndarray) -> float | None:
     return float(np.sum(got * want)) / denominator
 
 
+def _loss_call(calls, want_target, want_grads, rtol, any_results=False):
+    """The first of the observed tape ``calls`` (``[{"target", "results"}]``, see the kernel
+    half's ``_call_values``) whose target's value is ``want_target`` (the loss, or the function's
+    value) and whose results are ``want_grads``, or None: evidence that the tape differentiated
+    the loss itself, not a made-up target whose gradients are a formula. With ``any_results``,
+    the first call of that target, whatever it returned."""
+    if not isinstance(calls, list):
+        return None
+    for found in calls[:16]:
+        if not isinstance(found, dict) or not isinstance(found.get("results"), list):
+            continue
+        target, results = found.get("target"), found["results"]
+        if not isinstance(target, np.ndarray) or target.size != 1 or \
+                not np.issubdtype(target.dtype, np.number):
+            continue
+        if not np.isclose(float(target.reshape(())), want_target, rtol=rtol,
+                          atol=rtol * abs(want_target) + 1e-6):
+            continue
+        if any_results:
+            return results
+        if len(results) != len(want_grads) or not all(
+                isinstance(r, np.ndarray) and np.issubdtype(r.dtype, np.number)
+                and _near(r, w, rtol) for r, w in zip(results, want_grads)):
+            continue
+        return [np.asarray(r, np.float64) for r in results]
+    return None
+
+
 def _names(parts) -> str:
     return " and ".join(parts) if len(parts) < 3 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
@@ -249,6 +277,19 @@ def graph_backward_tape(case, obs, ctx):
                  fix="watch x, y and z, compute c inside the `with tf.GradientTape() as tape:` "
                      "block and return what `tape.gradient(c, [x, y, z])` gives.",
                  mistake="M21", code="no_tape")
+    c_want = float(np.sum(x.astype(np.float64) * y + z))
+    of_c = [found["results"] for found in obs["tape_calls"][:16]
+            if _loss_call([found], c_want, [], 1e-5, any_results=True) is not None]
+    returned = [_array(ctx, obs[k], f", {k}") for k in ("grad_x", "grad_y", "grad_z")]
+    if not all(any(isinstance(r, np.ndarray) and np.issubdtype(r.dtype, np.number)
+                   and _near(r, g, 1e-5) for results in of_c for r in results[:16])
+               for g in returned):
+        ctx.fail(f"{ctx.what} returns gradients a tape produced, but not of c: no "
+                 f"tape.gradient call differentiated c = sum(x * y + z) itself (the target "
+                 f"handed to the tape is another expression, whose gradients are the formulas).",
+                 fix="compute c inside the `with tf.GradientTape() as tape:` block and return "
+                     "what `tape.gradient(c, [x, y, z])` gives.",
+                 mistake="M21", code="tape_target")
 
 
 # ------------------------------------------------------------- 3. two-layer network by hand
@@ -608,6 +649,25 @@ def sgd_step(case, obs, ctx):
                  fix="record the forward pass in `with tf.GradientTape() as tape:` and take "
                      "`grad_w1, grad_w2 = tape.gradient(loss, [w1, w2])`.",
                  mistake="M21", code="no_tape")
+    w1_0, w2_0 = (np.asarray(a, np.float64) for a in scaled_problem(seed, n, d, h)[2:])
+    loss_0, g1_0, g2_0 = two_layer_reference(x, y, w1_0, w2_0)
+    produced = _loss_call(obs["eager_calls"], loss_0, [g1_0, g2_0], TF32_RTOL)
+    if produced is None:
+        ctx.fail(f"{ctx.what} updates the weights by the right amounts, but no tape.gradient "
+                 f"call differentiated the loss with respect to w1 and w2 (the tape's target is "
+                 f"another expression): the exercise is the gradients of the loss from a tape.",
+                 fix="compute the loss inside `with tf.GradientTape() as tape:` and take "
+                     "`grad_w1, grad_w2 = tape.gradient(loss, [w1, w2])`.",
+                 mistake="M21", code="tape_target")
+    for name, start, result in (("w1", w1_0, produced[0]), ("w2", w2_0, produced[1])):
+        moved = _array(ctx, obs[f"eager_{name}"], f", {name} after the step") - start
+        if not _near(moved, -float(lr) * result, 1e-3):
+            ctx.fail(f"{ctx.what}: a tape computed the gradients of the loss, but the change "
+                     f"of {name} is not -lr times the gradient the tape returned: the update "
+                     f"is computed another way.",
+                     fix="update each variable with its gradient from the tape: "
+                         "`w1.assign_sub(lr * grad_w1)`, `w2.assign_sub(lr * grad_w2)`.",
+                     mistake="M21", code="updates_not_from_tape")
     if obs["updates_from_gradients"] is False:
         ctx.fail(f"{ctx.what} updates the weights by the right amounts, but not with the "
                  f"gradients tape.gradient returned: the updates are computed another way.",
@@ -688,6 +748,19 @@ def train_with_optimizer(case, obs, ctx):
                      "`grads = tape.gradient(loss, [w1, w2])` and "
                      "`optimizer.apply_gradients(zip(grads, [w1, w2]))`.",
                  mistake="M21", code="no_tape")
+    loss_0, g1_0, g2_0 = two_layer_reference(x, y, w1, w2)
+    produced = _loss_call(obs["eager_calls"], loss_0, [g1_0, g2_0], TF32_RTOL)
+    applied = obs["eager_applied"]
+    first = applied[0] if isinstance(applied, list) and applied else None
+    if produced is None or not isinstance(first, list) or len(first) != 2 or not all(
+            isinstance(g, np.ndarray) and _near(g, r, 1e-5) for g, r in zip(first, produced)):
+        ctx.fail(f"{ctx.what}: the optimizer made the updates, but what apply_gradients was "
+                 f"given is not what a tape.gradient call of the loss returned (the tape's "
+                 f"target is another expression, or other gradients were applied).",
+                 fix="compute the loss inside `with tf.GradientTape() as tape:`, then "
+                     "`grads = tape.gradient(loss, [w1, w2])` and "
+                     "`optimizer.apply_gradients(zip(grads, [w1, w2]))`.",
+                 mistake="M21", code="tape_target")
 
 
 # ------------------------------------------------------------- 6. custom gradient of ReLU
