@@ -384,6 +384,7 @@ class KernelCgroup:
         self.dirs: dict[Path, Hierarchy] = {}
         self.memory_dir: Path | None = None
         self.peak_bytes: int | None = None  # read when the cgroup is removed
+        self.removed = False
         usable = _hierarchies()
         try:
             for controller in ("memory", "pids"):
@@ -464,7 +465,8 @@ class KernelCgroup:
 
     def remove(self) -> None:
         """Kill what is left in it and remove it (a folder that cannot be removed yet is tried
-        again at the next kernel and when this process ends)."""
+        again when this process ends)."""
+        self.removed = True
         if self.memory_dir is not None:
             self.peak_bytes = self.memory_peak()
             self.memory_dir = None

@@ -293,7 +293,7 @@ class LimitedKernelManager(GradingKernelManager):
             super().format_kernel_cmd(extra_arguments)
 
     async def _async_pre_start_kernel(self, **kw):
-        if self.kernel_cgroup is None:
+        if self.kernel_cgroup is None or self.kernel_cgroup.removed:  # a fresh one per start
             self.kernel_cgroup = await asyncio.to_thread(self._make_cgroup)
         return await super()._async_pre_start_kernel(**kw)
 
@@ -366,12 +366,11 @@ class LimitedKernelManager(GradingKernelManager):
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart)
-        if not restart:
-            stop = getattr(self, "_guard_stop", None)
-            if stop is not None:
-                stop.set()
-            if self.kernel_cgroup is not None:
-                await asyncio.to_thread(self.kernel_cgroup.remove)
+        stop = getattr(self, "_guard_stop", None)
+        if stop is not None:
+            stop.set()
+        if self.kernel_cgroup is not None:  # a restarted kernel gets a fresh one
+            await asyncio.to_thread(self.kernel_cgroup.remove)
 
     cleanup_resources = _async_cleanup_resources
 
