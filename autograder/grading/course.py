@@ -34,7 +34,8 @@ def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
         workdir: where ``autograded/`` and ``feedback/`` go.
         cell_timeout_s: per-cell time limit of graded runs, seconds.
         sandbox: run graded kernels in the bubblewrap sandbox; None: where available.
-        memory_limit_bytes: address-space limit of each graded kernel, bytes; None for none.
+        memory_limit_bytes: memory limit of each graded kernel, bytes (its address space, and all
+            its processes together in its cgroup); None for none.
         demo_sha256: the demonstration cells grading skips (settings.demo_cell_hashes; []: none);
             None: those of this course's ``solutions/``.
     """
