@@ -129,6 +129,7 @@ def exercise_check(check_name: str, collect):
         passed(entry.name, len(cases))
 
     run_check.__name__ = run_check.__qualname__ = check_name
+    run_check.__module__ = collect.__module__  # the topic module that defines the check
     run_check.__doc__ = (f"Check ``{entry.name}``: {entry.idea}\n\n"
                          f"Kernel half: {collect.__module__}.{collect.__name__}; grader half: "
                          f"{entry.judge.__module__}.{entry.judge.__name__}.\n\n"
