@@ -1070,3 +1070,55 @@ def test_square_grad_rejects_a_formula_handed_back_through_output_gradients():
 
 def test_grads_from_one_tape_rejects_formulas_handed_back_through_output_gradients():
     fails_with(tapes.check_grads_from_one_tape, grads_from_one_tape_decoy, "M21")
+
+
+# ------------------------------------------ round 2: a made-up target laundered through a tape
+
+def square_grad_made_up_target(x):
+    """The formula 2x as the gradient of x * (a constant 2x): a tape produced it, but of a target
+    that is not y = x * x."""
+    v = tf.constant(float(x))
+    with tf.GradientTape() as tape:
+        tape.watch(v)
+        t = v * tf.constant(2.0 * float(x))
+    return tape.gradient(t, v)
+
+
+def sum_squared_grad_made_up_target(x):
+    """2 * sum(x) everywhere as the gradient of sum(x * formula)."""
+    formula = tf.fill(tf.shape(x), 2.0 * tf.reduce_sum(x))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        t = tf.reduce_sum(x * tf.stop_gradient(formula))
+    return tape.gradient(t, x)
+
+
+def test_square_grad_rejects_the_gradient_of_a_made_up_target():
+    fails_with(tapes.check_square_grad, square_grad_made_up_target, "M21",
+               "the tape's target was not y = x * x")
+
+
+def test_sum_squared_grad_rejects_the_gradient_of_a_made_up_target():
+    fails_with(tapes.check_sum_squared_grad, sum_squared_grad_made_up_target, "M21",
+               "the tape's target was not z = (sum of x) ** 2")
+    fails_with(lambda fn: tapes.check_sum_squared_prediction([[20.0, 20.0], [20.0, 20.0]], fn),
+               sum_squared_grad_made_up_target, "M21", "was not z = (sum of x) ** 2")
+
+
+def test_grading_square_grad_rejects_a_made_up_target_without_showing_values():
+    entry = judge.load()["check_square_grad"]
+    cases = [0.75, -2.5]
+    for fn, ok in ((square_grad, True), (square_grad_made_up_target, False)):
+        reply = plain.loads(Entry.observe("check_square_grad", lambda fn=fn: (fn,), plain.dumps(
+            {"cases": cases, "hidden": True, "options": {}})))
+        errors = []
+        for i, case in enumerate(cases):
+            try:
+                judge.judge_observation(entry, plain.roundtrip(case), reply["cases"][i],
+                                        entry.context(i, case, True, reveal=False), {})
+            except CheckFailed as error:
+                errors.append(error)
+        assert (not errors) == ok, errors
+        for error in errors:
+            assert error.mistake == "M21" and "0.75" not in str(error) and \
+                "2.5" not in str(error) and "1.5" not in str(error), str(error)

@@ -107,6 +107,17 @@ def _same(got: np.ndarray, want) -> bool:
             and bool(np.allclose(want, got, rtol=1e-6, atol=1e-7)))
 
 
+#: The largest target (entries) whose value a TapeCall keeps.
+MAX_TARGET_SIZE = 4096
+
+
+def _targets(record, value) -> list:
+    """The target values of the (at most 16) calls that produced ``value``: the judge requires
+    one to be the function the exercise differentiates (a decoy target, e.g. ``x * formula``,
+    hands back a formula through the tape)."""
+    return [c.target_value for c in record.producers(value)[:16]]
+
+
 class TapeCall:
     """One call of ``tape.gradient``, ``tape.jacobian`` or ``tape.batch_jacobian``."""
 
@@ -115,6 +126,15 @@ class TapeCall:
         self.flat_sources = tf.nest.flatten(sources)
         self.flat_results = tf.nest.flatten(result)
         self.results = [r for r in self.flat_results if r is not None]
+        # The target's value when the call was made (one tensor of at most MAX_TARGET_SIZE
+        # entries; None otherwise): evidence of which function the tape differentiated.
+        flat = tf.nest.flatten(target)
+        self.target_value = None
+        try:
+            if len(flat) == 1 and int(np.prod(flat[0].shape)) <= MAX_TARGET_SIZE:
+                self.target_value = _values(flat[0])
+        except Exception:  # a target without a shape: an object of the student's
+            pass
 
     def gradient_of(self, variable):
         """What this call returned for ``variable`` (a source of it, by identity), or None."""
@@ -239,7 +259,8 @@ def collect_square_grad(fn, case, ctx):
     and observe its result and whether ``tape.gradient`` (or ``tape.jacobian``) produced it.
 
     Returns:
-        ``{"result": the returned value, "from_tape": bool}``.
+        ``{"result": the returned value, "from_tape": bool, "targets": the values of the
+        targets of the calls that produced it}``.
     Raises:
         CheckFailed: M01 when the result is ``None`` for a float input (a constant never
             watched); M02 when a float input works but an integer one gives ``None`` (an
@@ -264,7 +285,8 @@ def collect_square_grad(fn, case, ctx):
              f"by itself; a tf.constant has to be watched.", mistake="M01",
              fix="call `tape.watch(x)` inside the `with tf.GradientTape() as tape:` block, "
                  "before computing `x * x` there.")
-    return {"result": result, "from_tape": bool(record.producers(result))}
+    return {"result": result, "from_tape": bool(record.producers(result)),
+            "targets": _targets(record, result)}
 
 
 check_square_grad = exercise_check("check_square_grad", collect_square_grad)
@@ -298,7 +320,8 @@ def collect_sum_squared_grad(fn, case, ctx):
             "(indented), and call `tape.gradient(z, x)` after it.")
         fail(f"{what} returned None even for a tf.Variable, which every tape watches. "
              f"{found[1]}", mistake=found[0], fix=found[2])
-    return {"result": result, "from_tape": bool(record.producers(result))}
+    return {"result": result, "from_tape": bool(record.producers(result)),
+            "targets": _targets(record, result)}
 
 
 check_sum_squared_grad = exercise_check("check_sum_squared_grad", collect_sum_squared_grad)
@@ -352,7 +375,7 @@ def collect_sum_squared_prediction(predicted, fn, case, ctx):
         fail(f"{what}: sum_squared_grad returned None, so nothing verifies the prediction.",
              fix="run check_sum_squared_grad first: it names the cause.", code="none")
     return {"predicted": _prediction_array(predicted), "result": result,
-            "from_tape": bool(record.producers(result))}
+            "from_tape": bool(record.producers(result)), "targets": _targets(record, result)}
 
 
 check_sum_squared_prediction = exercise_check("check_sum_squared_prediction",

@@ -249,7 +249,8 @@ def graph_backward_numpy(case, obs, ctx):
 @exercise("graph_backward_tape", module=MODULE, cases=[{"seed": 6, "shape": [3, 4]}],
           label=_graph_label,
           idea="tf.GradientTape records c = sum(x * y + z) on watched constants and computes "
-               "its gradients: grad_x, grad_y and grad_z are values that tape.gradient produced.",
+               "its gradients: grad_x, grad_y and grad_z are values that tape.gradient produced, "
+               "in a call whose target is c itself (a made-up target is no evidence).",
           kernel_evidence="which values tape.gradient produced while graph_backward_tape ran "
                           "(for a tf.function, what its graph's outputs are computed from)",
           findings={
@@ -592,7 +593,8 @@ NOT_TF_FUNCTION = ("{what}: sgd_step is not a tf.function, so the whole step (fo
 @exercise("sgd_step", module=MODULE, cases=[(2, 16, 20, 8, 0.01, 3)], label=_sgd_label,
           idea="one training step as a tf.function: tape.gradient computes the gradients of the "
                "loss with respect to the tf.Variable weights, which are updated in place "
-               "(assign_sub) by -lr * gradient.",
+               "(assign_sub) by -lr * gradient: run eagerly, a tape.gradient call of the loss "
+               "returns the gradients and each weight moves by -lr times them.",
           kernel_evidence="the gradient calls a fresh trace of sgd_step's code made, and whether "
                           "the variable updates in its graph are computed from their results",
           findings={"not_tf_function": NOT_TF_FUNCTION,
@@ -688,7 +690,9 @@ def _optimizer_label(case) -> str:
                  ("Adam", {"learning_rate": 0.01}, 3, 16, 20, 8, 5)],
           label=_optimizer_label,
           idea="a training loop in which the given Keras optimizer makes every update "
-               "(apply_gradients once per step) from gradients that tape.gradient computed.",
+               "(apply_gradients once per step) from gradients that tape.gradient computed: "
+               "what apply_gradients is given is what a tape.gradient call of the loss "
+               "returned.",
           kernel_evidence="optimizer.iterations after the call, and whether the gradients passed "
                           "to the optimizer are values tape.gradient produced",
           findings={

@@ -31,30 +31,56 @@ def _floats(value) -> np.ndarray:
 # 01 Gradient tape basics
 # --------------------------------------------------------------------------------------------
 
+def _of_target(obs, want: float) -> bool:
+    """Whether one of the calls that produced the returned value (``obs["targets"]``: their
+    targets' values) differentiated a target whose value is ``want``, the function of the
+    exercise at the case: a made-up target (``x * formula``) has another value."""
+    targets = obs["targets"]
+    if not isinstance(targets, list):
+        return False
+    return any(isinstance(t, np.ndarray) and t.size == 1 and np.issubdtype(t.dtype, np.number)
+               and np.isclose(float(t.reshape(())), want, rtol=1e-5, atol=1e-5)
+               for t in targets[:16])
+
+
+def _other_target(ctx, function: str, fix: str):
+    ctx.fail(f"{ctx.what} returns a value a tape produced, but the tape's target was not "
+             f"{function}: the tape differentiated another expression, whose gradient is the "
+             f"formula, so no tape computed the derivative.", fix=fix, mistake="M21",
+             code="tape_target")
+
+
 @exercise("square_grad", module=MODULE, cases=[3.0, -1.5, 2],
           idea="a GradientTape computes dy/dx of y = x * x: the value returned is one that "
-               "tape.gradient produced.",
+               "tape.gradient produced, of a target whose value is y = x * x (not a made-up "
+               "target whose gradient is the formula).",
           kernel_evidence="which values tape.gradient (or tape.jacobian) produced while "
                           "square_grad ran")
 def square_grad(case, obs, ctx):
     """``obs``: ``result`` (the returned value), ``from_tape`` (whether tape.gradient produced
-    it). Reference: d(x*x)/dx = 2x."""
+    it), ``targets`` (the values of the targets of the calls that produced it: one must be
+    x * x). Reference: d(x*x)/dx = 2x."""
     ctx.close(obs["result"], 2.0 * float(case), check_dtype="float")
     if obs["from_tape"] is not True:
         ctx.fail(f"{ctx.what} {NO_TAPE}: the exercise is the tape, not the formula.",
                  fix="let `tape.gradient(y, x)` compute dy/dx, and return what it gives.",
                  mistake="M21", code="no_tape")
+    if not _of_target(obs, float(case) ** 2):
+        _other_target(ctx, "y = x * x", "compute y = x * x inside the `with` block and return "
+                                         "`tape.gradient(y, x)`.")
 
 
 @exercise("sum_squared_grad", module=MODULE,
           cases=[np.ones((2, 2)), np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([0.5, -1.0, 2.0])],
           label=lambda x: f"input {np.asarray(x).tolist()}",
           idea="a GradientTape computes the gradient of z = (sum of x) ** 2 by the chain rule: "
-               "the value returned is one that tape.gradient produced.",
+               "the value returned is one that tape.gradient produced, of a target whose value "
+               "is z.",
           kernel_evidence="which values tape.gradient (or tape.jacobian) produced while "
                           "sum_squared_grad ran")
 def sum_squared_grad(case, obs, ctx):
-    """``obs``: ``result``, ``from_tape``. Reference: dz/dx_ij = 2 * sum(x), x's shape."""
+    """``obs``: ``result``, ``from_tape``, ``targets`` (one must be z = (sum of x) ** 2).
+    Reference: dz/dx_ij = 2 * sum(x), x's shape."""
     x = np.asarray(case, dtype=np.float64)
     ctx.close(obs["result"], np.full(x.shape, 2.0 * x.sum()), rtol=1e-5, atol=1e-5,
               check_dtype="float")
@@ -62,6 +88,9 @@ def sum_squared_grad(case, obs, ctx):
         ctx.fail(f"{ctx.what} {NO_TAPE}: the exercise is the chain rule done by the tape.",
                  fix="watch x, compute y = tf.reduce_sum(x) and z = y ** 2 inside the block, "
                      "and return `tape.gradient(z, x)`.", mistake="M21", code="no_tape")
+    if not _of_target(obs, float(x.sum()) ** 2):
+        _other_target(ctx, "z = (sum of x) ** 2", "watch x, compute y = tf.reduce_sum(x) and "
+                      "z = y ** 2 inside the block, and return `tape.gradient(z, x)`.")
 
 
 
@@ -112,6 +141,9 @@ def sum_squared_prediction(case, obs, ctx):
                  f"prediction: the verification is the tape's.",
                  fix="watch x, compute y = tf.reduce_sum(x) and z = y ** 2 inside the block, "
                      "and return `tape.gradient(z, x)`.", mistake="M21", code="no_tape")
+    if not _of_target(obs, float(x.sum()) ** 2):
+        _other_target(ctx, "z = (sum of x) ** 2", "watch x, compute y = tf.reduce_sum(x) and "
+                      "z = y ** 2 inside the block, and return `tape.gradient(z, x)`.")
 
 
 # ----------------------------------------------------------------------------- train_step
