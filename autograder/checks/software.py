@@ -14,18 +14,23 @@ Every exercise grades an idea, and an answer that reaches the right numbers with
 =====================  ========================================================================
 exercise               the idea, and the evidence the kernel half observes
 =====================  ========================================================================
-graph_backward_numpy   the backward pass by hand: no tape.gradient / tf.gradients call ran
+graph_backward_numpy   the backward pass by hand: no tape.gradient / tf.gradients call ran (counted
+                       also below the class attributes: imperative_grad, _GradientsHelper)
 graph_backward_tape    the gradients come from tape.gradient (its results, or for a tf.function,
-                       graph outputs computed from them)
+                       graph outputs computed from them), in a call whose target is c (its
+                       value, from a run with tf.functions eager)
 two_layer_numpy        backpropagation by hand in NumPy (a buggy backward pass found and
                        fixed): no automatic differentiation ran
 step_report            predict, then measure what a step does: the step it was given ran
                        ``calls`` times (a counting wrapper), on steps it has never seen; the
                        predictions about broken_sgd_step are read from the notebook
 sgd_step               tape.gradient computed gradients for w1 and w2 when the step's code is
-                       traced, and the graph's in-place updates of w1 and w2 use them
+                       traced, and the graph's in-place updates of w1 and w2 use them; run
+                       eagerly, a call of the loss returned them and each weight moved by -lr
+                       times them
 train_with_optimizer   the given optimizer stepped once per step (optimizer.iterations), with
-                       gradients that tape.gradient produced
+                       gradients that tape.gradient produced: run eagerly, what apply_gradients
+                       got is what a tape.gradient call of the loss returned
 relu_custom            tf.custom_gradient attached the backward (its IdentityN op is traced)
 =====================  ========================================================================
 
