@@ -3,6 +3,7 @@ right numbers without the idea (M21), and the grading path (kernel half, plain d
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -574,3 +575,202 @@ def test_utils_data_split_is_the_graders(digits):
     for name in ("x_train", "y_train", "x_val", "y_val", "x_test", "y_test"):
         assert np.array_equal(getattr(splits, name), arrays[name])
         assert getattr(splits, name).dtype == arrays[name].dtype
+
+
+# ------------------------------------------------------------------ find and fix, with predictions
+# make_pipeline and make_train_step start from a broken draft in the notebook: the student
+# predicts what happens, runs a cell that shows it, and writes the fix. The drafts are read from
+# the solution notebook, so these tests grade the drafts the students get.
+SOLUTION = (Path(__file__).resolve().parents[1] / "solutions" / "06_custom_training_loop"
+            / "06_custom_training_loop.ipynb")
+
+
+def notebook_function(name, replace=()):
+    """The function ``name`` as the solution notebook defines it (a cell of its own), with each
+    ``(old, new)`` of ``replace`` applied to its source first."""
+    import nbformat
+
+    sources = [c.source for c in nbformat.read(SOLUTION, as_version=4).cells
+               if c.cell_type == "code" and c.source.startswith(f"def {name}(")]
+    assert len(sources) == 1, name
+    source = sources[0]
+    for old, new in replace:
+        assert old in source, old
+        source = source.replace(old, new)
+    namespace = {"tf": tf, "np": np}
+    exec(compile(source, f"<{name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def test_the_pipeline_draft_has_the_two_bugs_the_notebook_names():
+    draft = notebook_function("make_pipeline_draft")
+    fails(checks.check_make_pipeline, draft, says="float32")
+    cast = notebook_function("make_pipeline_draft", [("((x, y))", '((x.astype("float32"), y))')])
+    fails(checks.check_make_pipeline, cast, says="shuffle before batching")
+
+
+def test_the_pipeline_predictions_are_what_the_draft_does():
+    """The judge's reference (DRAFT_PIPELINE) against TensorFlow: the draft keeps float64 and
+    regroups nothing."""
+    from autograder.checks.judge.training import DRAFT_PIPELINE
+
+    draft = notebook_function("make_pipeline_draft")
+    x = np.repeat(np.arange(16.0)[:, None], 64, axis=1)
+    ds = draft(x, np.arange(16) % 10, 4, True)
+    assert ds.element_spec[0].dtype.name == DRAFT_PIPELINE["dtype"]
+    groups = [sorted(tuple(b[:, 0].numpy().astype(int)) for b, _ in ds) for _ in range(3)]
+    assert (groups[0] == groups[1] == groups[2]) is DRAFT_PIPELINE["same_groups"]
+
+
+def test_make_pipeline_accepts_right_predictions(capsys):
+    checks.check_make_pipeline(make_pipeline, "float64", True)
+    checks.check_make_pipeline(make_pipeline, tf.float64, True)   # a dtype: its name is read
+    checks.check_make_pipeline(make_pipeline, "tf.float64", True)
+    assert capsys.readouterr().out.count("passed") == 3
+
+
+@pytest.mark.parametrize("predicted, says", [
+    (("float32", True), "keeps the dtype of the NumPy array"),
+    (("float64", False), "changes the order of the batches, never which examples share one"),
+    ((tf.constant(1.0), True), "a dtype's name in quotes"),
+    ((None, True), "a dtype's name in quotes"),
+    (("float64", "yes"), "should be True or False"),
+    (("float64", 1), "should be True or False"),
+], ids=["float32", "regrouped", "tensor", "none", "string_bool", "int_bool"])
+def test_make_pipeline_rejects_wrong_predictions(predicted, says):
+    with pytest.raises(CheckFailed) as info:
+        checks.check_make_pipeline(make_pipeline, *predicted)
+    assert info.value.mistake is None
+    assert says in flat(info.value), str(info.value)
+    assert "your prediction predicted_" in flat(info.value)
+
+
+def test_make_pipeline_with_right_predictions_still_needs_tf_data():
+    """Right predictions and the right batches from Python: M21, the pipeline is the idea."""
+    with pytest.raises(CheckFailed) as info:
+        checks.check_make_pipeline(make_pipeline_in_numpy, "float64", True)
+    assert info.value.mistake == "M21" and "tf.data did not make them" in flat(info.value)
+
+
+def test_the_train_step_draft_has_the_three_bugs_the_notebook_names():
+    draft = notebook_function("make_train_step_draft")
+    fails(checks.check_make_train_step, draft, "M05", says="inside")
+    tape_fixed = [("            logits = model(x, training=True)\n        loss = loss_fn(y, logits)",
+                   "            logits = model(x, training=True)\n            loss = loss_fn(y, logits)")]
+    fails(checks.check_make_train_step, notebook_function("make_train_step_draft", tape_fixed),
+          "M07", says="outside the tf.function")
+    both_fixed = tape_fixed + [("        optimizer = tf.keras.optimizers.Adam(learning_rate=3e-3)\n", "")]
+    fails(checks.check_make_train_step, notebook_function("make_train_step_draft", both_fixed),
+          says="with the logits computed before the update")
+    fixed = both_fixed + [("acc_metric.update_state(y, model(x, training=False))",
+                           "acc_metric.update_state(y, logits)")]
+    checks.check_make_train_step(notebook_function("make_train_step_draft", fixed), 3, 120)
+
+
+def test_the_train_step_predictions_are_what_tensorflow_does(digits):
+    """The judge's reference (step_prediction_reference) against TensorFlow: the notebook's run,
+    a fresh model and a fresh Adam, three epochs of the digits' training split in batches of
+    32."""
+    from autograder.checks.judge.training import (PREDICTION_BATCH, PREDICTION_EPOCHS,
+                                                  step_prediction_reference)
+    from utils.data import make_dataset
+
+    splits, _, _ = digits
+    train_ds = make_dataset(splits.x_train, splits.y_train, PREDICTION_BATCH, shuffle=True)
+    model, optimizer = build_model(), tf.keras.optimizers.Adam(learning_rate=3e-3)
+    step = make_train_step(model, optimizer, tf.keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True), tf.keras.metrics.Mean(), tf.keras.metrics.SparseCategoricalAccuracy())
+    for _ in range(PREDICTION_EPOCHS):
+        for x, y in train_ds:
+            step(x, y)
+    want = step_prediction_reference()
+    assert (step.experimental_get_tracing_count(), int(optimizer.iterations.numpy())) == (
+        want["traces"], want["iterations"]) == (3, 120)
+
+
+def test_make_train_step_accepts_right_predictions(capsys):
+    checks.check_make_train_step(make_train_step, 3, 120)
+    assert "make_train_step: 1 case passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("predicted, mistake, says", [
+    ((120, 120), "M08", "runs its Python body only while it traces"),
+    ((40, 120), "M08", "runs its Python body only while it traces"),
+    ((2, 120), None, "the first call traces twice"),
+    ((1, 120), None, "the smaller last batch is a new input shape"),
+    ((6, 120), None, "keeps its graphs from one epoch to the next"),
+    ((3, 117), None, "the last, smaller batch included"),
+    ((3, 40), None, "in every epoch"),
+    ((3.0, 120), None, "a whole number written down"),
+    ((tf.constant(3), 120), None, "a whole number written down"),
+    ((3, None), None, "a whole number written down"),
+    ((True, 120), None, "a whole number written down"),
+], ids=["per_call", "per_batch", "forgot_variable_trace", "one_trace", "per_epoch",
+        "no_last_batch", "one_epoch", "float", "tensor", "none", "bool"])
+def test_make_train_step_rejects_wrong_predictions(predicted, mistake, says):
+    with pytest.raises(CheckFailed) as info:
+        checks.check_make_train_step(make_train_step, *predicted)
+    assert info.value.mistake == mistake, str(info.value)
+    assert says in flat(info.value), str(info.value)
+
+
+def test_make_train_step_with_right_predictions_still_needs_the_tape_and_the_optimizer():
+    """Right predictions do not stand in for the step's idea (M21)."""
+    with pytest.raises(CheckFailed) as info:
+        checks.check_make_train_step(make_train_step_by_hand, 3, 120)
+    assert info.value.mistake == "M21" and "did not take the steps" in flat(info.value)
+
+
+def test_grading_the_predictions_shows_neither_the_answer_nor_the_students_value():
+    grade("check_make_pipeline", (make_pipeline, "float64", True), [(50, 8, 0)])
+    message = grading_message("check_make_pipeline", (make_pipeline, "float16", True), [(50, 8, 0)])
+    assert "predicted_dtype is not what happens." in message and "float16" not in message
+    assert "you predicted" not in message
+    grade("check_make_train_step", (make_train_step, 3, 120), TRAIN_HIDDEN[:1])
+    message = grading_message("check_make_train_step", (make_train_step, 7, 120), TRAIN_HIDDEN[:1])
+    assert "predicted_traces is not what happens." in message
+    assert not re.search(r"\d", message.replace("M08", "")), message
+    message = grading_message("check_make_train_step", (make_train_step, 240, 120),
+                              TRAIN_HIDDEN[:1])
+    assert message.startswith("[M08: Python side effect in a tf.function]") and "240" not in message
+    # the hidden cases judge the code alone: no prediction is sent
+    grade("check_make_train_step", (make_train_step,), TRAIN_HIDDEN)
+
+
+def test_fit_names_the_loss_outside_the_tape_with_op_determinism_on():
+    """The notebook's set-up turns op determinism on, which computes the cross-entropy of an
+    unknown batch size through shape arithmetic (comparisons, integer casts); fit's diagnosis
+    still finds M05, not an op without a gradient (M12). In a process of its own: op
+    determinism cannot be turned off again."""
+    code = '''
+import tensorflow as tf
+tf.keras.utils.set_random_seed(0)
+tf.config.experimental.enable_op_determinism()
+from autograder.checks import training as checks
+from autograder.checks.compare import CheckFailed
+
+def fit(model, optimizer, train_ds, val_ds, epochs):
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+        loss = loss_fn(y, logits)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+    for _ in range(epochs):
+        for x, y in train_ds:
+            train_step(x, y)
+    return {}
+
+try:
+    checks.check_fit(fit)
+except CheckFailed as error:
+    print("MISTAKE", error.mistake)
+'''
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert "MISTAKE M05" in out.stdout, out.stdout + out.stderr

@@ -37,7 +37,18 @@ Known mistakes are named by experiment as before: M05, M12, M13, M14 when the op
 gradients (:func:`~autograder.checks.harness.explain_missing_gradient`), M07 for an optimizer or
 metric created inside the tf.function.
 
-Signatures: ``check_<name>(fn, cases=None, hidden=False)``; ``check_final_model(model, x, y,
+Two exercises are find-and-fix with predictions: the notebook gives a broken draft
+(``make_pipeline_draft``: float64 features, shuffle after batch; ``make_train_step_draft``: an
+optimizer created inside the tf.function, the loss after the tape's block, accuracy measured
+after the update), the student predicts what happens, runs a cell that shows it, and writes
+the fix. Their checks take the predictions as further positional arguments and judge them
+after the code (a wrong one is answered with the reason; M08 for a trace per call); the hidden
+cases judge the code alone.
+
+Signatures: ``check_<name>(fn, cases=None, hidden=False)``;
+``check_make_pipeline(fn, predicted_dtype, predicted_same_groups, cases=None, hidden=False)``
+and ``check_make_train_step(fn, predicted_traces, predicted_iterations, cases=None,
+hidden=False)``, whose predictions may be left out; ``check_final_model(model, x, y,
 retrain=None, threshold=0.90, cases=None, hidden=False)``. Failing raises
 :class:`~autograder.checks.compare.CheckFailed`, passing prints one line.
 """
@@ -66,6 +77,10 @@ __all__ = [
 
 #: Most values of one history list sent to the grader (their number is sent too).
 HISTORY_LIMIT = 1000
+
+#: The default of a prediction argument a check was not given (the check then judges no
+#: prediction: hidden cases, and tests of the code alone).
+NOT_GIVEN = object()
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -169,6 +184,25 @@ def _full_precision():
             tf.config.experimental.enable_tensor_float_32_execution(True)
 
 
+def _predicted(value):
+    """A predicted value as the grader reads it: plain Python values as they are, a dtype by its
+    name, anything else as :func:`_observed` sends it (the judge then says a prediction is a
+    value written down)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (tf.DType, np.dtype)):
+        return value.name
+    return _observed(value)
+
+
+def _predictions(**given):
+    """``{name: predicted value}``, or None when none of them was given to the check."""
+    if all(value is NOT_GIVEN for value in given.values()):
+        return None
+    return {name: None if value is NOT_GIVEN else _predicted(value)
+            for name, value in given.items()}
+
+
 # ------------------------------------------------------------------- 1. the pipeline
 def _read_epoch(dataset, n: int):
     """The batches of one epoch as ``[rows, labels]`` pairs, and whether it went on past ``n``
@@ -183,22 +217,27 @@ def _read_epoch(dataset, n: int):
     return batches, False
 
 
-def collect_make_pipeline(fn, case, ctx):
+def collect_make_pipeline(fn, predicted_dtype=NOT_GIVEN, predicted_same_groups=NOT_GIVEN, *,
+                          case, ctx):
     """Kernel half of ``check_make_pipeline``: call ``make_pipeline(x, y, batch_size,
     training)`` with training False, then True, on float64 features whose entries equal the
     row index (as NumPy arrays come from scikit-learn) and int64 labels, and read two epochs of
-    each dataset.
+    each dataset; pass on the student's predictions of what the notebook's broken draft gives
+    (``predicted_dtype``: its features' dtype; ``predicted_same_groups``: whether its training
+    batches hold the same groups of examples in every epoch), when the check is given them.
 
     The grader then asks: float32 features of shape ``(None, 64)``, integer labels ``(None,)``,
     every example exactly once per epoch, full batches but the last; with ``training=True``
     shuffled before batching and in a new order every epoch; with ``training=False`` in the
     original order; a prefetch stage at the end; and tf.data's own batch and shuffle stages
-    (M21 when Python or NumPy made the batches).
+    (M21 when Python or NumPy made the batches); then the predictions, against what the draft
+    does.
 
     Args:
         case: ``(n, batch_size, seed)``.
     Returns:
-        ``{"eval": ..., "train": ...}`` (see :func:`autograder.checks.judge.training.make_pipeline`).
+        ``{"eval": ..., "train": ..., "prediction": None or {"dtype", "same_groups"}}`` (see
+        :func:`autograder.checks.judge.training.make_pipeline`).
     Raises:
         CheckFailed: not a dataset; not (features, labels) pairs; a cause of :func:`call`.
     """
@@ -233,6 +272,8 @@ def collect_make_pipeline(fn, case, ctx):
                 seen["truncated"] = seen["truncated"] or truncated
             seen["epochs"] = epochs
         observed["train" if training else "eval"] = seen
+    observed["prediction"] = _predictions(dtype=predicted_dtype,
+                                          same_groups=predicted_same_groups)
     return observed
 
 
@@ -282,14 +323,18 @@ def _fresh_train_step(fn, seed, lr):
               *_new_metrics())
 
 
-def collect_make_train_step(fn, case, ctx):
+def collect_make_train_step(fn, predicted_traces=NOT_GIVEN, predicted_iterations=NOT_GIVEN, *,
+                            case, ctx):
     """Kernel half of ``check_make_train_step``: ``make_train_step(model, optimizer, loss_fn,
     loss_metric, acc_metric)`` gets a small Keras model (weights from the case's seed), plain
     SGD (so the update must be exactly ``w - lr * gradient``),
     ``SparseCategoricalCrossentropy(from_logits=True)`` and the metrics ``Mean`` /
     ``SparseCategoricalAccuracy``; the step it returns is called several times as a graph, and
     after each call the loss it returned, the weights, the metrics and the optimizer's
-    iteration count are observed, with which gradient calls a GradientTape made.
+    iteration count are observed, with which gradient calls a GradientTape made. When the check
+    is given them, the student's predictions of the notebook's run of three epochs
+    (``predicted_traces``: how many times the step traces; ``predicted_iterations``: the
+    optimizer's iterations afterwards) are passed on.
 
     The grader then compares the loss (cross-entropy at the weights before the update), the
     weights (one SGD step), the metrics (running mean of the losses, accuracy of the batches
@@ -300,7 +345,7 @@ def collect_make_train_step(fn, case, ctx):
         case: ``(seed, batch_size, learning_rate, steps)``.
     Returns:
         ``{"calls": [{"loss", "weights", "loss_metric", "acc_metric", "iterations"}, ...],
-        "tape": bool}``.
+        "tape": bool, "prediction": None or {"traces", "iterations"}}``.
     Raises:
         CheckFailed: not a tf.function; when the optimizer gets no gradients, the cause found
             by tracing the step again on a fresh model (M05 loss outside the tape, M12 op
@@ -330,7 +375,8 @@ def collect_make_train_step(fn, case, ctx):
                           "acc_metric": float(acc_metric.result()),
                           "iterations": int(optimizer.iterations.numpy())})
         tape = _tape_covered(record, model.trainable_variables)
-    return {"calls": calls, "tape": tape}
+    return {"calls": calls, "tape": tape,
+            "prediction": _predictions(traces=predicted_traces, iterations=predicted_iterations)}
 
 
 check_make_train_step = exercise_check("check_make_train_step", collect_make_train_step)
@@ -413,7 +459,11 @@ def collect_fit(fn, case, ctx):
     val_ds = make_dataset(splits.x_val, splits.y_val, FIT_VAL_BATCH)
     model = _small_model(seed, hidden=32)
     optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
-    small_ds = train_ds.take(1)
+    # One batch of a static shape for the diagnosis: with op determinism on (the notebook's
+    # set-up), the cross-entropy of an unknown batch size computes its indices from the logits'
+    # shape (comparisons, integer casts), which the diagnosis would take for an op without a
+    # gradient (M12) where the loss was computed outside the tape (M05).
+    small_ds = tf.data.Dataset.from_tensors((splits.x_train[:FIT_BATCH], splits.y_train[:FIT_BATCH]))
     with _full_precision():
         history = call(fn, model, optimizer, train_ds, val_ds, epochs, what=ctx.what,
                        rerun=lambda: fn(_small_model(seed, hidden=32),

@@ -164,10 +164,74 @@ def _scalar(ctx, value, part: str) -> float:
     return float(array.reshape(()))
 
 
+# ----------------------------------------------------------------------------- predictions
+# Two exercises (make_pipeline, make_train_step) are find-and-fix: the notebook gives a broken
+# draft, the student predicts what it (or the fixed code) will do, runs a cell that shows it,
+# then writes the fix. The kernel half passes the predicted values on as they are (plain data);
+# the judge compares them with what TensorFlow does, known from its documented behaviour and
+# the notebook's set-up, and answers a wrong one with the reason.
+
+def _prediction_named(ctx, name: str) -> str:
+    return f"{ctx.exercise}: your prediction {name}"
+
+
+def _wrong_prediction(ctx, name: str, got, want, why: str, mistake: str | None = None,
+                      fix: str | None = None) -> None:
+    """Fail: the prediction ``name`` is not what happens; ``why`` says what does happen and why
+    (it names no value of the student's; the values only when ``ctx.reveal``)."""
+    __tracebackhide__ = True
+    shown = f" (you predicted {got!r}; it is {want!r})" if ctx.reveal else ""
+    ctx.fail(f"{_prediction_named(ctx, name)} is not what happens{shown}. {why}",
+             mistake=mistake, code="wrong_prediction",
+             fix=fix or "run the cell that shows it, read the explanation under it, and "
+                        "correct your prediction.")
+
+
+def _prediction_kind(ctx, name: str, value, kind: str) -> None:
+    """Fail unless ``value`` is a plain Python value of ``kind``: ``"count"`` (an int >= 0),
+    ``"bool"`` or ``"dtype"`` (a dtype's name, a str)."""
+    __tracebackhide__ = True
+    ok = {"count": isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+          "bool": isinstance(value, bool),
+          "dtype": isinstance(value, str) and len(value) <= 40}[kind]
+    if not ok:
+        wanted = {"count": "a whole number written down, such as 5",
+                  "bool": "True or False",
+                  "dtype": 'a dtype\'s name in quotes, such as "int32"'}[kind]
+        ctx.fail(f"{_prediction_named(ctx, name)} should be {wanted} (a prediction is written "
+                 "down before the cell that shows it runs, not measured by running code).",
+                 fix=f"set `{name} = ...` in the prediction cell, then run that cell.",
+                 code="prediction_type")
+
+
 # ----------------------------------------------------------------------------- 1. pipeline
 
-PIPELINE_IDEA = ("a tf.data pipeline makes the batches: from_tensor_slices((x, y)), .shuffle "
-                 "before .batch for training data (a new order every epoch), .prefetch at the end.")
+PIPELINE_IDEA = ("a tf.data pipeline makes the batches: from_tensor_slices((x, y)) of float32 "
+                 "features, .shuffle before .batch for training data (new groups of examples "
+                 "in every epoch), .prefetch at the end; the student predicts what the broken "
+                 "draft (float64 features, shuffle after batch) gives, then fixes it.")
+
+#: What the notebook's make_pipeline_draft (``from_tensor_slices((x, y)).batch(...)``, then
+#: ``.shuffle`` when training) gives for NumPy float64 features: the predictions' reference,
+#: from tf.data's documented behaviour (from_tensor_slices keeps the array's dtype; a shuffle
+#: after batch reorders whole batches).
+DRAFT_PIPELINE = {"dtype": "float64", "same_groups": True}
+
+
+def _judge_pipeline_prediction(ctx, predicted) -> None:
+    dtype, same = predicted["dtype"], predicted["same_groups"]
+    _prediction_kind(ctx, "predicted_dtype", dtype, "dtype")
+    _prediction_kind(ctx, "predicted_same_groups", same, "bool")
+    if dtype.strip().lower().removeprefix("tf.").removeprefix("np.") != DRAFT_PIPELINE["dtype"]:
+        _wrong_prediction(ctx, "predicted_dtype", dtype, DRAFT_PIPELINE["dtype"],
+                          "from_tensor_slices keeps the dtype of the NumPy array it is given, "
+                          "and NumPy's default float dtype is float64; Keras' layers compute "
+                          "in float32, so the fixed pipeline converts first.")
+    if same is not DRAFT_PIPELINE["same_groups"]:
+        _wrong_prediction(ctx, "predicted_same_groups", same, DRAFT_PIPELINE["same_groups"],
+                          "the draft batches first, so the shuffle's elements are whole batches: "
+                          "it changes the order of the batches, never which examples share one. "
+                          "Shuffling before batching regroups the examples every epoch.")
 
 
 @exercise("make_pipeline", module=MODULE, cases=[(50, 8, 0)],
@@ -186,12 +250,16 @@ def make_pipeline(case, obs, ctx):
     element spec, ``epochs`` (two lists of batches, each ``[rows, labels]``: the row index each
     feature row holds, and the labels; None when the spec cannot be read as batches),
     ``truncated`` (an epoch went on past the read limit), ``stages`` (class names, outermost
-    first; empty when unreadable)."""
+    first; empty when unreadable); ``prediction``: None (the check was not given the
+    predictions) or ``{"dtype", "same_groups"}``, the student's predictions of what the
+    notebook's draft gives (:data:`DRAFT_PIPELINE`), judged after the pipeline."""
     n, batch_size, seed = (int(v) for v in case)
     labels = indexed_labels(n, seed)
     for training in (False, True):
         _judge_pipeline(ctx, obs["train" if training else "eval"], training, n, batch_size,
                         labels)
+    if obs["prediction"] is not None:
+        _judge_pipeline_prediction(ctx, obs["prediction"])
 
 
 def _judge_pipeline(ctx, seen, training, n, batch_size, labels):
@@ -327,11 +395,67 @@ def _no_tf_function(what):
             "define `@tf.function def train_step(x, y): ...` inside and return it.")
 
 
+#: The run the train-step predictions are about (the notebook's cell after them): a fresh model
+#: and a fresh Adam, the student's make_train_step, this many epochs of train_ds, batches of
+#: this size of the digits' training split (seed 0).
+PREDICTION_EPOCHS = 3
+PREDICTION_BATCH = 32
+
+
+def step_prediction_reference() -> dict:
+    """``{"traces", "iterations", "batches", "last"}`` of the run the predictions are about,
+    from tf.function's and the optimizer's documented behaviour: the first call traces twice
+    (Adam creates its moment variables in its first apply_gradients, and a tf.function that
+    created variables traces again, a trace that may create none), a smaller last batch is a
+    new input shape (one more trace, in the first epoch only), and optimizer.iterations counts
+    apply_gradients calls, one per batch."""
+    n = len(_labels(0, "train"))
+    batches = math.ceil(n / PREDICTION_BATCH)
+    last = n % PREDICTION_BATCH
+    return {"traces": 2 + (1 if last else 0), "iterations": PREDICTION_EPOCHS * batches,
+            "batches": batches, "last": last}
+
+
+def _judge_step_prediction(ctx, predicted) -> None:
+    traces, iterations = predicted["traces"], predicted["iterations"]
+    _prediction_kind(ctx, "predicted_traces", traces, "count")
+    _prediction_kind(ctx, "predicted_iterations", iterations, "count")
+    want = step_prediction_reference()
+    calls = want["iterations"]
+    if traces != want["traces"]:
+        if traces >= want["batches"]:  # a trace for every call, of one epoch at least
+            why = ("A tf.function runs its Python body only while it traces: afterwards every "
+                   "call with an input of a known shape and dtype runs the graph it made, "
+                   "without Python.")
+            mistake = "M08"
+        elif traces >= PREDICTION_EPOCHS * (want["traces"] - 1):
+            why = ("A tf.function keeps its graphs from one epoch to the next: the later epochs "
+                   "bring no new input shape, so they trace nothing.")
+            mistake = None
+        else:
+            why = ("Count the traces of the first epoch: the first call traces twice (Adam "
+                   "creates its moment variables in its first apply_gradients, and a "
+                   "tf.function that created variables traces once more, a trace that may "
+                   "create none), and the smaller last batch is a new input shape, one more "
+                   "trace; the later epochs trace nothing.")
+            mistake = None
+        _wrong_prediction(ctx, "predicted_traces", traces, want["traces"], why, mistake=mistake)
+    if iterations != calls:
+        _wrong_prediction(ctx, "predicted_iterations", iterations, calls,
+                          "optimizer.iterations counts the optimizer's steps: one "
+                          "apply_gradients per batch, the last, smaller batch included, in "
+                          "every epoch.")
+
+
 @exercise("make_train_step", module=MODULE, cases=[(0, 32, 0.5, 3)],
           label=lambda case: f"seed {case[0]}, batch {case[1]}, SGD({case[2]})",
-          idea="a tf.function train step computes the loss on a GradientTape, takes "
-               "tape.gradient of it and lets the optimizer it was given apply the gradients "
-               "(optimizer.iterations advances once per step), then updates its metrics.",
+          idea="find and fix: the notebook's draft creates an optimizer inside the tf.function "
+               "(M07), computes the loss after the tape's block (M05) and measures accuracy "
+               "after the update; the fixed tf.function train step computes the loss on a "
+               "GradientTape, takes tape.gradient of it and lets the optimizer it was given "
+               "apply the gradients (optimizer.iterations advances once per step), then "
+               "updates its metrics with the logits of the forward pass; the student predicts "
+               "how often such a step traces and how many steps the optimizer takes.",
           kernel_evidence="which gradient calls a GradientTape made while the step ran, and the "
                           "optimizer's iteration count after each call",
           findings={"not_tf_function": ("make_train_step should return a function decorated "
@@ -343,7 +467,9 @@ def _no_tf_function(what):
 def make_train_step(case, obs, ctx):
     """``obs``: ``calls``, one per call of the step: ``loss`` (returned), ``weights`` (the four
     variables after the call), ``loss_metric``, ``acc_metric`` (their results),
-    ``iterations`` (the optimizer's); ``tape`` (whether tape.gradient ran while the step did).
+    ``iterations`` (the optimizer's); ``tape`` (whether tape.gradient ran while the step did);
+    ``prediction``: None (the check was not given the predictions) or ``{"traces",
+    "iterations"}``, judged after the step (:func:`step_prediction_reference`).
     Reference: the small network's SGD steps in float64 from the case's weights and batches."""
     seed, batch, lr, steps = int(case[0]), int(case[1]), float(case[2]), int(case[3])
     weights = [w.astype(np.float64) for w in small_model_weights(seed)]
@@ -422,6 +548,8 @@ def make_train_step(case, obs, ctx):
                  fix="apply the gradients with the optimizer passed to make_train_step: "
                      "`optimizer.apply_gradients(zip(grads, model.trainable_variables))` "
                      "(an Adam optimizer is not w - lr * g: only the optimizer knows its rule).")
+    if obs["prediction"] is not None:
+        _judge_step_prediction(ctx, obs["prediction"])
 
 
 # ----------------------------------------------------------------------------- 4. eval step

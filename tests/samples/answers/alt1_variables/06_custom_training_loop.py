@@ -1,7 +1,11 @@
 # based on: solutions
-# alt1_variables: correct answers written differently from the solution (tf.cast in the
-# pipeline, the functional API, optimizer.apply, no progress bar, another seed and learning
-# rate); full marks expected.
+# alt1_variables: correct answers written differently from the solution (predictions worked
+# out as arithmetic, tf.cast in the pipeline, the functional API, optimizer.apply, no progress
+# bar, another seed and learning rate); full marks expected.
+
+# %% predict_pipeline
+predicted_dtype = "float64"   # from_tensor_slices keeps NumPy's default float dtype
+predicted_same_groups = True  # a shuffle after batch moves whole batches
 
 # %% make_pipeline
 def make_pipeline(x, y, batch_size, training):
@@ -31,6 +35,10 @@ def make_train_step(model, optimizer, loss_fn, loss_metric, acc_metric):
         return loss
 
     return train_step
+
+# %% predict_train_step
+predicted_traces = 2 + 1      # the first call twice (Adam's variables), the last batch of 9 once
+predicted_iterations = 3 * 40  # one step per batch, 40 batches an epoch
 
 # %% make_eval_step
 def make_eval_step(model, loss_fn, loss_metric, acc_metric):

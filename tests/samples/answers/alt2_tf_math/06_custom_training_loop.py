@@ -1,7 +1,11 @@
 # based on: solutions
-# alt2_tf_math: correct answers written differently from the solution (zipped datasets, a Model
-# subclass, tf.function with reduce_retracing, a loss computed by a function, a while loop over an
-# iterator, RMSprop); full marks expected.
+# alt2_tf_math: correct answers written differently from the solution (predictions as a dtype
+# object and a tuple, zipped datasets, a Model subclass, tf.function with reduce_retracing, a
+# loss computed by a function, a while loop over an iterator, RMSprop); full marks expected.
+
+# %% predict_pipeline
+predicted_dtype = tf.float64
+predicted_same_groups = bool(1)
 
 # %% make_pipeline
 def make_pipeline(x, y, batch_size, training):
@@ -42,6 +46,9 @@ def make_train_step(model, optimizer, loss_fn, loss_metric, acc_metric):
         return loss
 
     return train_step
+
+# %% predict_train_step
+predicted_traces, predicted_iterations = 3, 120
 
 # %% make_eval_step
 def make_eval_step(model, loss_fn, loss_metric, acc_metric):
