@@ -382,3 +382,113 @@ def test_grading_count_word_words_m10_without_the_word():
         _graded("check_count_word", count_word_str_compare, cases)
     message = flat(info.value)
     assert info.value.mistake == "M10" and "Buzz" not in message and "decode" in message
+
+
+# ------------------------------------------------------------------ round 2: decoys beside the answer
+# The red team's answers (rt_a, 04): the right values computed another way, with a loop or a
+# branch of the graph beside them, a NumPy loop inside tf.py_function, or a lookup table.
+
+@tf.function
+def classify_where_beside_a_decoy_if(x):
+    word = tf.where(x > 0, "positive", tf.where(x < 0, "negative", "zero"))
+    flag = tf.constant(0)
+    if x > 0:
+        flag = flag + 1
+    return word
+
+
+def test_classify_rejects_tf_where_beside_a_decoy_if():
+    error = fails_with(checks.check_classify, classify_where_beside_a_decoy_if, "M21",
+                       "If op", "not computed from it")
+    assert error.code == "cond_beside"
+
+
+def _np_tanh_loop(v):
+    v = v.numpy()
+    while v.sum() > 1:
+        v = np.tanh(v)
+        print(v)
+    return v
+
+
+@tf.function
+def tanh_loop_numpy_beside_a_decoy_while(x):
+    out = tf.py_function(_np_tanh_loop, [x], tf.float32)
+    out.set_shape(x.shape)
+    i = tf.constant(0)
+    while i < 1:
+        i += 1
+    return out
+
+
+def test_tanh_loop_rejects_a_numpy_loop_in_py_function_beside_a_decoy_while(capfd):
+    error = fails_with(checks.check_tanh_loop, tanh_loop_numpy_beside_a_decoy_while, "M21",
+                       "tf.py_function", "Python")
+    assert error.code == "py_function"
+
+
+@tf.function
+def tanh_loop_unrolled_beside_a_decoy_while(x):
+    # 60 iterations unrolled in Python (each one only while the sum is above 1, printing
+    # then), a decoy graph loop beside them.
+    for _ in range(60):
+        going = tf.reduce_sum(x) > 1
+        x = tf.where(going, tf.tanh(x), x)
+        if going:
+            tf.print(x, output_stream=sys.stdout)
+    i = tf.constant(0)
+    while i < 1:
+        i += 1
+    return x
+
+
+def test_tanh_loop_rejects_a_decoy_while_beside_the_computed_x(capfd):
+    error = fails_with(checks.check_tanh_loop, tanh_loop_unrolled_beside_a_decoy_while, "M21",
+                       "While loop", "not computed from it")
+    assert error.code == "loop_beside"
+
+
+_KEYS = list(range(1, 5001))
+_TABLE = tf.lookup.StaticHashTable(
+    tf.lookup.KeyValueTensorInitializer(tf.constant(_KEYS, tf.int32),
+                                        tf.constant(checks.fizzbuzz_reference(5000))),
+    default_value="")
+
+
+@tf.function
+def fizzbuzz_lookup_table(n):
+    return _TABLE.lookup(tf.range(1, n + 1))
+
+
+def test_fizzbuzz_rejects_a_lookup_table_of_words():
+    error = fails_with(checks.check_fizzbuzz, fizzbuzz_lookup_table, "M21", "written in advance",
+                       "lookup table")
+    assert error.code == "table"
+
+
+@tf.function
+def sum_even_vectorised_beside_a_decoy_for(items):
+    total = tf.reduce_sum(tf.boolean_mask(items, items % 2 == 0))
+    for _ in tf.range(0):
+        pass
+    return total
+
+
+def test_sum_even_rejects_a_vectorised_sum_beside_a_decoy_for():
+    error = fails_with(checks.check_sum_even, sum_even_vectorised_beside_a_decoy_for, "M21",
+                       "While loop", "not computed from it")
+    assert error.code == "loop_beside"
+
+
+def test_grading_rejects_decoys_without_values_in_the_message():
+    for check, fn, cases, code in (
+            ("check_classify", classify_where_beside_a_decoy_if, [4.5, -0.5], "cond_beside"),
+            ("check_sum_even", sum_even_vectorised_beside_a_decoy_for, [[3, 8, 6]],
+             "loop_beside"),
+            ("check_fizzbuzz", fizzbuzz_lookup_table, [31], "table")):
+        with pytest.raises(CheckFailed) as info:
+            _graded(check, fn, cases)
+        message = flat(info.value)
+        assert info.value.mistake == "M21" and "hidden case 1" in message, message
+        for value in ("4.5", "14", "31", "Select", "LookupTable"):
+            assert value not in message, message

@@ -441,3 +441,76 @@ def test_printed_counts_leave_out_tensorflow_log_lines():
         "INTERNAL: CUDA error 303\n"))
     assert checks.printed_count(out) == 2 and checks.printed_count(out, 3.0) == 2
     assert len(checks.printed_lines(out)) == 3
+
+
+# ------------------------------------------------------------------ round 2: decoys and laundering
+# The red team's answers (rt_a, 03): a derivative by finite differences handed back through a
+# tape of x * formula, a Python print inside tf.py_function, a cond beside the answer.
+
+def grad_through_laundered(f, x):
+    x64 = tf.cast(x, tf.float64)
+    h = tf.constant(1e-4, tf.float64)
+    fd = tf.cast((f(x64 + h) - f(x64 - h)) / (2 * h), tf.float32)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        t = x * fd
+    return tape.gradient(t, x)
+
+
+def test_grad_through_rejects_a_derivative_laundered_through_a_tape():
+    error = fails_with(checks.check_grad_through, grad_through_laundered, "M21",
+                       "target", "not f(x)", "tape.gradient(y, x)")
+    assert error.code == "target_not_f"
+
+
+def test_grad_through_accepts_a_target_given_as_a_list():
+    def grad_list(f, x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        return tape.gradient([y], x)
+    checks.check_grad_through(grad_list, cases=[("poly", 2.0), ("sin_x", -0.5)], hidden=True)
+
+
+def test_grading_grad_through_rejects_laundering_without_values():
+    cases = [["poly", -1.5], [{"coefficients": [1.0, 2.0, -3.0]}, 0.75]]
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_grad_through", grad_through_laundered, cases)
+    message = flat(info.value)
+    assert info.value.mistake == "M21" and "hidden case 1" in message
+    for value in ("-1.5", "poly", "4.75", "0.75"):
+        assert value not in message, message
+
+
+@tf.function
+def noisy_square_py_function(x):
+    def say(v):
+        print("square of", float(v))
+        return v
+    tf.py_function(say, [x], tf.float32)
+    return x * x
+
+
+def test_noisy_square_rejects_a_python_print_inside_py_function(capfd):
+    error = fails_with(checks.check_noisy_square, noisy_square_py_function, "M21",
+                       "tf.py_function")
+    assert error.code == "py_function"
+
+
+@tf.function(autograph=False)
+def square_if_positive_beside_a_decoy_cond(x):
+    tf.cond(x > 0, lambda: tf.constant(1), lambda: tf.constant(0))
+    return tf.where(x > 0, x * x, x)
+
+
+def test_square_if_positive_rejects_tf_where_beside_a_decoy_cond():
+    error = fails_with(checks.check_square_if_positive, square_if_positive_beside_a_decoy_cond,
+                       "M21", "If op", "not computed from it")
+    assert error.code == "cond_beside"
+
+
+def test_make_celsius_rejects_a_formula_in_py_function():
+    def make():
+        return tf.function(lambda c: tf.py_function(lambda v: v * 9 / 5 + 32, [c], tf.float32),
+                           input_signature=[tf.TensorSpec(None, tf.float32)])
+    fails_with(checks.check_make_celsius_to_fahrenheit, make, "M21", "tf.py_function")

@@ -19,8 +19,8 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .capture import capture_output
-from .graphs import (all_op_types, graph_evidence, graph_op_types, printed_count, snapshot,
-                     tracing_count)
+from .graphs import (all_op_types, graph_evidence, graph_op_types, graph_ops, printed_count,
+                     snapshot, tracing_count)
 from .harness import call, exercise_check, require_tf_function
 from .judge.control_flow import (classify_reference, count_word_probe, fizzbuzz_reference,
                                  sum_even_probe, tanh_probe)
@@ -54,7 +54,8 @@ def collect_classify(fn, case, ctx):
     ``ag__.if_stmt``).
 
     Returns:
-        ``{"results": [two text observations], "op_types": [...], "autograph_if": bool}``.
+        ``{"results": [two text observations], "op_types": [...], "output_ops": [...],
+        "autograph_if": bool}`` (output_ops: the op types the returned word is computed from).
     Raises:
         CheckFailed: M09 if the ``if`` cannot run in the graph (``autograph=False``); M18 for
             jit_compile=True; not_tf_function.
@@ -64,12 +65,12 @@ def collect_classify(fn, case, ctx):
     x = float(case)
     got = [text_observation(call(fn, tf.constant(x, tf.float32), what=ctx.what))
            for _ in range(2)]
-    ops = call(all_op_types, fn, tf.TensorSpec([], tf.float32), what=ctx.what)
+    ops = call(graph_ops, fn, tf.TensorSpec([], tf.float32), what=ctx.what)
     try:
         code = tf.autograph.to_code(fn.python_function)
     except Exception:  # no source (a lambda in a string, a builtin): nothing converted
         code = ""
-    return {"results": got, "op_types": ops, "autograph_if": "ag__.if_stmt" in code}
+    return {"results": got, **ops, "autograph_if": "ag__.if_stmt" in code}
 
 
 check_classify = exercise_check("check_classify", collect_classify)
@@ -86,7 +87,8 @@ def collect_tanh_loop(fn, case, ctx):
     fresh copy prints while it traces (a Python print) and reads the graph's op types.
 
     Returns:
-        ``{"results", "lines", "retraced", "probe", "trace_lines", "op_types"}``.
+        ``{"results", "lines", "retraced", "probe", "trace_lines", "op_types",
+        "output_ops"}`` (output_ops: the op types the returned x is computed from).
     """
     __tracebackhide__ = True
     require_tf_function(fn, ctx.exercise)
@@ -104,9 +106,9 @@ def collect_tanh_loop(fn, case, ctx):
     with capture_output() as traced:
         call(tf.function(fn.python_function).get_concrete_function, spec, what=ctx.what)
     with capture_output():
-        ops = call(all_op_types, fn, spec, what=ctx.what)
+        ops = call(graph_ops, fn, spec, what=ctx.what)
     return {"results": got, "lines": lines, "retraced": traces[1] - traces[0], "probe": probe,
-            "trace_lines": printed_count(traced), "op_types": ops}
+            "trace_lines": printed_count(traced), **ops}
 
 
 check_tanh_loop = exercise_check("check_tanh_loop", collect_tanh_loop)
@@ -125,7 +127,8 @@ def collect_fizzbuzz(fn, case, ctx):
 
     Returns:
         ``{"results": [two text observations], "probe": text observation, "traces",
-        "op_types", "largest_constant", "numeral_strings"}``.
+        "op_types", "largest_constant", "numeral_strings", "captured_resources",
+        "output_ops"}``.
     """
     __tracebackhide__ = True
     require_tf_function(fn, ctx.exercise)
@@ -175,7 +178,7 @@ def collect_sum_even(fn, case, ctx):
     types of its graph for ``tf.TensorSpec([None], tf.int32)``.
 
     Returns:
-        ``{"results", "retraced", "probe", "op_types"}``.
+        ``{"results", "retraced", "probe", "op_types", "output_ops"}``.
     Raises:
         CheckFailed: M15 for a Python list filled in the loop (harness); M20, ...
     """
@@ -188,9 +191,9 @@ def collect_sum_even(fn, case, ctx):
         traces.append(tracing_count(fn))
     probe = call(fn, tf.constant(np.asarray(sum_even_probe(case), np.int32)),
                          what=ctx.what)
-    ops = call(all_op_types, fn, tf.TensorSpec([None], tf.int32),
-                       what=f"{ctx.exercise} traced for a vector of unknown length")
-    return {"results": got, "retraced": traces[1] - traces[0], "probe": probe, "op_types": ops}
+    ops = call(graph_ops, fn, tf.TensorSpec([None], tf.int32),
+               what=f"{ctx.exercise} traced for a vector of unknown length")
+    return {"results": got, "retraced": traces[1] - traces[0], "probe": probe, **ops}
 
 
 check_sum_even = exercise_check("check_sum_even", collect_sum_even)

@@ -29,8 +29,8 @@ import tensorflow as tf
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .capture import capture_output
 from .compare import fail
-from .harness import (call, exercise_check, is_tf_function, recording_gradients,
-                      require_tf_function)
+from .harness import (GradientRecord, call, exercise_check, is_tf_function,
+                      recording_gradients, require_tf_function)
 from .judge.graphs import celsius_inputs, grad_function_spec, nearby
 
 __all__ = [
@@ -106,6 +106,11 @@ def graph_evidence(fn, *input_signature) -> dict:
         numerals += sum(1 for s in tensor.string_val if _NUMERAL.fullmatch(s))
     held = [t for t in concrete.captured_inputs if t.dtype != tf.resource]
     held += [v for v in concrete.variables]
+    variable_handles = [v.handle for v in concrete.variables]
+    # A captured resource that no variable of the graph holds: a lookup table (or another
+    # resource built in advance outside the function).
+    resources = sum(1 for t in concrete.captured_inputs if t.dtype == tf.resource
+                    and not any(t is h for h in variable_handles))
     for tensor in held:
         try:
             value = np.asarray(tensor.numpy())
@@ -116,7 +121,36 @@ def graph_evidence(fn, *input_signature) -> dict:
         if value is not None and tensor.dtype == tf.string:
             numerals += sum(1 for s in value.reshape(-1) if _NUMERAL.fullmatch(bytes(s)))
     return {"op_types": sorted({node.op for node in nodes}), "largest_constant": largest,
-            "numeral_strings": numerals}
+            "numeral_strings": numerals, "captured_resources": resources,
+            "output_ops": output_op_types(concrete)}
+
+
+#: Most ops :func:`output_op_types` walks (a graph of this course has a few hundred).
+MAX_WALK = 100_000
+
+
+def output_op_types(concrete) -> list[str]:
+    """The sorted op type names of the ops of ``concrete``'s own graph that its output tensors
+    are computed from (the outputs' ancestors through data inputs, control dependencies left
+    out): a loop or branch beside the answer (``while i < 1`` next to a vectorised result) is
+    not among them, the loop that computes the returned value is."""
+    seen, types = set(), set()
+    stack = [t.op for t in concrete.outputs]
+    while stack and len(seen) < MAX_WALK:
+        op = stack.pop()
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        types.add(op.type)
+        stack.extend(t.op for t in op.inputs)
+    return sorted(types)
+
+
+def graph_ops(fn, *input_signature) -> dict:
+    """``op_types`` (of the graph and every function it calls) and ``output_ops`` (the op
+    types the outputs are computed from, :func:`output_op_types`) of ``fn``'s graph."""
+    evidence = graph_evidence(fn, *input_signature)
+    return {"op_types": evidence["op_types"], "output_ops": evidence["output_ops"]}
 
 
 def all_op_types(fn, *input_signature) -> list[str]:
@@ -143,6 +177,35 @@ def recording_autodiff():
             yield record
         finally:
             accumulator.jvp = original
+
+
+#: Most producing calls whose targets :func:`producing_targets` reports.
+MAX_TARGETS = 16
+
+
+def producing_targets(record, value) -> list:
+    """For each recorded call (of a :class:`~autograder.checks.harness.GradientRecord`) whose
+    result is ``value`` (the same object, or equal values, as ``record.produced`` reads it),
+    the value of its target: the sum of all its entries (a gradient of a list or of a tensor is
+    that of the sum), a float, or None when the target is symbolic (a graph's tensor). The
+    grader compares it with f(x): a derivative handed back through a tape of something else
+    (``tape.gradient(x * formula, x)``) has another target."""
+    out = []
+    if value is None:
+        return out
+    for call_ in record.calls:
+        if len(out) >= MAX_TARGETS:
+            break
+        single = GradientRecord()
+        single.calls.append(call_)
+        if not single.produced(value):
+            continue
+        try:
+            out.append(float(sum(np.sum(np.asarray(t.numpy(), np.float64))
+                                 for t in tf.nest.flatten(call_[1]))))
+        except Exception:  # a symbolic target, or not tensors
+            out.append(None)
+    return out
 
 
 def _scalar(x) -> tf.Tensor:
@@ -172,7 +235,8 @@ def collect_square_if_positive(fn, case, ctx):
     types of that graph.
 
     Returns:
-        ``{"results": [two values], "probe": value, "op_types": [str, ...]}``.
+        ``{"results": [two values], "probe": value, "op_types": [str, ...], "output_ops":
+        [str, ...]}`` (output_ops: the op types the returned value is computed from).
     Raises:
         CheckFailed: M09 when a Python ``if`` on the tensor fails without AutoGraph.
     """
@@ -183,7 +247,7 @@ def collect_square_if_positive(fn, case, ctx):
     got = [call(graph, _scalar(x), what=what) for _ in range(2)]
     probe = call(graph, _scalar(nearby(x)), what=what)
     return {"results": got, "probe": probe,
-            "op_types": all_op_types(graph, tf.TensorSpec([], tf.float32))}
+            **graph_ops(graph, tf.TensorSpec([], tf.float32))}
 
 
 check_square_if_positive = exercise_check("check_square_if_positive", collect_square_if_positive)
@@ -278,7 +342,8 @@ def collect_make_celsius_to_fahrenheit(make_fn, case, ctx):
     with ``tf.TensorSpec(shape=None, dtype=tf.float32)`` does.
 
     Returns:
-        ``{"results": [four values], "traces": int}``.
+        ``{"results": [four values], "traces": int, "op_types": [...]}`` (the op types of
+        its graph for the case as a float32 tensor, read after the traces were counted).
     """
     __tracebackhide__ = True
     fn = call(make_fn, what="make_celsius_to_fahrenheit()")
@@ -289,7 +354,12 @@ def collect_make_celsius_to_fahrenheit(make_fn, case, ctx):
         c = tf.constant(c) if isinstance(c, np.ndarray) else c
         got.append(snapshot(call(fn, c, what=f"make_celsius_to_fahrenheit() called "
                                                      f"on {ctx.label}")))
-    return {"results": got, "traces": tracing_count(fn)}
+    traces = tracing_count(fn)
+    try:  # after the count: tracing here for the op types is not the student's retrace
+        ops = all_op_types(fn, tf.constant(np.asarray(case, np.float32)))
+    except Exception:  # a signature that refuses the case's own tensor: no op types seen
+        ops = []
+    return {"results": got, "traces": traces, "op_types": ops}
 
 
 check_make_celsius_to_fahrenheit = exercise_check("check_make_celsius_to_fahrenheit",
@@ -341,7 +411,9 @@ def collect_grad_through(fn, case, ctx):
     ``tape.gradient`` and ``ForwardAccumulator.jvp`` calls are recorded.
 
     Returns:
-        ``{"result", "from_autodiff": bool, "f_traced": bool}``.
+        ``{"result", "from_autodiff": bool, "f_traced": bool, "targets": [...]}``: targets
+        are the values of the targets of the recorded calls that produced the result
+        (:func:`producing_targets`), which the grader compares with f(x).
     Raises:
         CheckFailed: M01 when the gradient is None for a constant input (not watched).
     """
@@ -355,6 +427,7 @@ def collect_grad_through(fn, case, ctx):
              f"operations on what it watches.", mistake="M01",
              fix="call tape.watch(x) inside the `with` block before calling f(x).")
     from_autodiff, traced = record.produced(got), tracing_count(f) > 0
+    targets = producing_targets(record, got)
     if is_tf_function(fn):
         # Inside the student's own graph the tape's results are symbolic: run its Python
         # function once more (f still a tf.function, traced afresh) to see where the value
@@ -363,8 +436,10 @@ def collect_grad_through(fn, case, ctx):
         with recording_autodiff() as record:
             value = call(fn.python_function, again, _scalar(x), what=ctx.what)
         from_autodiff = record.produced(value)
+        targets = producing_targets(record, value)
         traced = traced and tracing_count(again) > 0
-    return {"result": got, "from_autodiff": from_autodiff, "f_traced": traced}
+    return {"result": got, "from_autodiff": from_autodiff, "f_traced": traced,
+            "targets": targets}
 
 
 check_grad_through = exercise_check("check_grad_through", collect_grad_through)

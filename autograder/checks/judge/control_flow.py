@@ -17,7 +17,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import exercise
-from .readers import check_probe, count, op_types, results
+from .readers import (PY_FUNC_OPS, check_probe, count, op_types, refuse_py_function,
+                      require_from, results)
 
 MODULE = "autograder.checks.control_flow"
 
@@ -27,8 +28,16 @@ BRANCH_OPS = CONDITIONAL_OPS | {"Select", "SelectV2", "Case", "StatelessCase"}
 #: Op types of a graph loop (tf.while_loop, AutoGraph's while and for over a tensor).
 WHILE_OPS = {"While", "StatelessWhile"}
 PRINT_OPS = {"PrintV2", "Print"}
-#: Op types that run Python code from a graph (tf.py_function, tf.numpy_function).
-PY_FUNC_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc"}
+#: Op types of lookup tables (tf.lookup): words looked up are words written in advance.
+TABLE_OPS = {"LookupTableFind", "LookupTableFindV2", "LookupTableImport",
+             "LookupTableImportV2", "LookupTableInsert", "LookupTableInsertV2",
+             "LookupTableExport", "LookupTableExportV2", "LookupTableSize", "LookupTableSizeV2",
+             "HashTable", "HashTableV2", "MutableHashTable", "MutableHashTableV2",
+             "MutableHashTableOfTensors", "MutableHashTableOfTensorsV2", "MutableDenseHashTable",
+             "MutableDenseHashTableV2", "InitializeTable", "InitializeTableV2",
+             "InitializeTableFromTextFile", "InitializeTableFromTextFileV2",
+             "InitializeTableFromDataset", "AnonymousHashTable", "AnonymousMutableHashTable",
+             "AnonymousMutableHashTableOfTensors", "AnonymousMutableDenseHashTable"}
 #: The most entries a constant of a FizzBuzz graph needs: one period of 15 (a table of words
 #: for i % 15 is computing; a longer one is the answer written in advance).
 FIZZBUZZ_TABLE = 15
@@ -98,12 +107,15 @@ def strings(ctx, result, part: str = "") -> np.ndarray:
 @exercise("classify", module=MODULE, cases=[2.0, -3.0, 0.0],
           idea="a plain Python if/elif/else on the tensor, converted by AutoGraph: the words "
                "are right on every branch, tf.autograph.to_code shows ag__.if_stmt and the "
-               "graph holds If ops (the branch is taken in the graph, on each call).",
-          kernel_evidence="the op types of classify's graph and whether AutoGraph's code of it "
-                          "holds ag__.if_stmt")
+               "returned word is computed from an If op of the graph (the branch is taken in "
+               "the graph, on each call; no Python function called from it).",
+          kernel_evidence="the op types of classify's graph, those the returned word is "
+                          "computed from, and whether AutoGraph's code of it holds "
+                          "ag__.if_stmt")
 def classify(case, obs, ctx):
     """``obs``: ``results`` (two calls, each ``{"string", "value", "kind"}``), ``op_types``
-    (of the graph for a float32 scalar), ``autograph_if`` (``ag__.if_stmt`` in
+    (of the graph for a float32 scalar), ``output_ops`` (those the word is computed from),
+    ``autograph_if`` (``ag__.if_stmt`` in
     ``tf.autograph.to_code``). Reference: :func:`classify_reference`."""
     want = classify_reference(float(case))
     ops = op_types(obs)
@@ -135,22 +147,29 @@ def classify(case, obs, ctx):
                  f"does not test the tensor, so the branch is not taken in the graph.",
                  mistake="M21", fix="test x itself: `if x > 0:` / `elif x < 0:` / `else:`.",
                  code="no_cond")
+    fix = ("return the words from the branches: `if x > 0: return \"positive\"`, "
+           "`elif x < 0: ...`, `else: ...`.")
+    refuse_py_function(ctx, obs, fix)
+    require_from(ctx, obs, CONDITIONAL_OPS, "an If op", fix, "cond_beside")
 
 
 # --------------------------------------------------------------------------- tanh_loop
 
 @exercise("tanh_loop", module=MODULE, cases=[[1.0, 2.0]],
           label=lambda case: f"input {case}",
-          idea="the while loop runs in the graph: its graph holds a While op, one graph serves "
-               "inputs of different values, and tf.print prints x on each iteration.",
-          kernel_evidence="the op types of the graph, trace counts, and how many lines each "
-                          "call and a fresh trace printed",
+          idea="the while loop runs in the graph: the returned x is computed by a While op of "
+               "its graph (no Python function called from it), one graph serves inputs of "
+               "different values, and tf.print prints x on each iteration.",
+          kernel_evidence="the op types of the graph and those the returned x is computed "
+                          "from, trace counts, and how many lines each call and a fresh trace "
+                          "printed",
           findings={"no_print": ("{what} returns the right x but prints nothing.",
                                  "print x with tf.print(x) inside the loop.")})
 def tanh_loop(case, obs, ctx):
     """``obs``: ``results`` (two calls), ``lines`` (non-empty lines printed by each),
     ``trace_lines`` (lines a fresh copy printed while it traced), ``retraced`` (traces the
-    second call made), ``probe`` (the result for :func:`tanh_probe`), ``op_types``.
+    second call made), ``probe`` (the result for :func:`tanh_probe`), ``op_types``,
+    ``output_ops`` (those the returned x is computed from).
     Reference: the same loop in NumPy."""
     want, steps = tanh_reference(case)
     got = results(obs, "results", 2)
@@ -179,11 +198,15 @@ def tanh_loop(case, obs, ctx):
     check_probe(ctx, obs["probe"], tanh_reference(probe)[0], got[0], want,
                 "another input of the same shape", f"the input {probe}",
                 "return x as the loop leaves it.", rtol=1e-4, atol=1e-5, check_dtype="float")
+    fix = ("loop with `while tf.reduce_sum(x) > 1:` on the tensor (AutoGraph makes it a "
+           "tf.while_loop), x = tf.tanh(x) and tf.print(x) in its body, and return x.")
     if not WHILE_OPS & ops:
         ctx.fail(f"{ctx.what} gives the right x, but its graph has no While op: the loop does "
                  f"not run in the graph.", mistake="M21",
                  fix="loop with `while tf.reduce_sum(x) > 1:` on the tensor (AutoGraph makes "
                      "it a tf.while_loop).", code="no_while")
+    refuse_py_function(ctx, obs, fix)
+    require_from(ctx, obs, WHILE_OPS, "a While loop", fix, "loop_beside")
     if count(obs, "retraced"):
         ctx.fail(f"{ctx.what} traced again when called a second time with a tensor of the "
                  f"same shape: one graph should serve every call.", mistake="M21",
@@ -219,14 +242,15 @@ def _fizzbuzz_result(ctx, result, n: int, part: str = "") -> None:
           label=lambda n: f"input n={n}",
           idea="the words are computed in one graph for any tensor n: called with tensors n "
                "and n + 1, the tf.function traces once (a tf.range loop writing a TensorArray, "
-               "or tensor ops), with no table of words written in advance and no Python "
-               "function called from the graph.",
-          kernel_evidence="trace counts, the op types of the graph, and the size and numeral "
-                          "entries of the constants and captured tensors it holds")
+               "or tensor ops), with no table of words written in advance (constants, captured "
+               "tensors or lookup tables) and no Python function called from the graph.",
+          kernel_evidence="trace counts, the op types of the graph, the size and numeral "
+                          "entries of the constants and captured tensors it holds, and how "
+                          "many captured resources (lookup tables) that are not its variables")
 def fizzbuzz(case, obs, ctx):
     """``obs``: ``results`` (two calls with n), ``probe`` (the call with n + 1), each
     ``{"string", "value", "kind"}``; ``traces`` (traces the three calls made), ``op_types``,
-    ``largest_constant``, ``numeral_strings``. Reference: :func:`fizzbuzz_reference`."""
+    ``largest_constant``, ``numeral_strings``, ``captured_resources``. Reference: :func:`fizzbuzz_reference`."""
     n = int(case)
     for result in results(obs, "results", 2):
         _fizzbuzz_result(ctx, result, n)
@@ -244,9 +268,11 @@ def fizzbuzz(case, obs, ctx):
                  fix="compute each word with TensorFlow ops in a tf.range loop: tf.constant("
                      "\"Fizz\"), tf.strings.as_string(i), ta = ta.write(i - 1, word).",
                  code="py_function")
-    if count(obs, "numeral_strings") or count(obs, "largest_constant") > FIZZBUZZ_TABLE:
+    if count(obs, "numeral_strings") or count(obs, "largest_constant") > FIZZBUZZ_TABLE \
+            or TABLE_OPS & op_types(obs) or count(obs, "captured_resources"):
         ctx.fail(f"{ctx.what} returns the right words, but its graph holds them written in "
-                 f"advance (a table of words or numbers), not computed from n.",
+                 f"advance (a table of words or numbers, or a lookup table), not computed "
+                 f"from n.",
                  mistake="M21",
                  fix="compute each word in the loop: tf.constant(\"Fizz\") and friends for "
                      "multiples, tf.strings.as_string(i) for the other numbers.",
@@ -308,15 +334,16 @@ def count_word(case, obs, ctx):
 
 @exercise("sum_even", module=MODULE, cases=[[1, 2, 3, 4], [5, 10, 15]],
           label=lambda case: f"input {case}",
-          idea="the for loop over the tensor runs in the graph: the graph for a vector of "
-               "unknown length holds a While op (AutoGraph's tf.while_loop), and the sum "
+          idea="the for loop over the tensor runs in the graph: in the graph for a vector of "
+               "unknown length the returned sum is computed by a While op (AutoGraph's "
+               "tf.while_loop; no Python function called from the graph), and the sum "
                "follows the items.",
-          kernel_evidence="the op types of the graph for a vector of unknown length, and "
-                          "trace counts")
+          kernel_evidence="the op types of the graph for a vector of unknown length and those "
+                          "the returned sum is computed from, and trace counts")
 def sum_even(case, obs, ctx):
     """``obs``: ``results`` (two calls), ``retraced`` (traces the second call made),
     ``probe`` (the result for :func:`sum_even_probe`), ``op_types`` (of the graph for a
-    vector of unknown length). Reference: NumPy's ``items[items % 2 == 0].sum()``."""
+    vector of unknown length), ``output_ops`` (those the sum is computed from). Reference: NumPy's ``items[items % 2 == 0].sum()``."""
     items = np.asarray(case, np.int64).reshape(-1)
     want = np.int32(items[items % 2 == 0].sum())
     got = results(obs, "results", 2)
@@ -332,6 +359,10 @@ def sum_even(case, obs, ctx):
                  mistake="M21", fix="write `for item in items:` over the tensor (AutoGraph "
                                     "makes it a tf.while_loop), `continue` for odd items and "
                                     "`total += item` for the others.", code="no_while")
+    fix = ("write `for item in items:` over the tensor, `continue` for odd items and "
+           "`total += item` for the others, and return total.")
+    refuse_py_function(ctx, obs, fix)
+    require_from(ctx, obs, WHILE_OPS, "a While loop", fix, "loop_beside")
     if count(obs, "retraced"):
         ctx.fail(f"{ctx.what} traced again when called a second time with a tensor of the "
                  f"same shape: one graph should serve every call.", mistake="M21",

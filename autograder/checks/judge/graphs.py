@@ -16,14 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import exercise
-from .readers import check_probe, count, op_types, results
+from .readers import (PY_FUNC_OPS, check_probe, count, op_types, refuse_py_function,
+                      require_from, results)
 
 MODULE = "autograder.checks.graphs"
 
 #: Op types of a branch built by tf.cond (AutoGraph's converted ``if`` builds the same).
 CONDITIONAL_OPS = {"If", "StatelessIf"}
-#: Op types that run Python code from a graph (tf.py_function, tf.numpy_function).
-PY_FUNC_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc"}
 #: Op types that change a tf.Variable in place.
 ASSIGN_OPS = {"AssignAddVariableOp", "AssignSubVariableOp", "AssignVariableOp"}
 #: Op types of tf.print.
@@ -58,12 +57,15 @@ def _square_if_positive(x: float) -> np.ndarray:
 
 @exercise("square_if_positive", module=MODULE, cases=[3.0, -2.0],
           idea="the branch happens in the graph, built by tf.cond without AutoGraph: the graph "
-               "of the function, traced with autograph=False, holds an If op, and its value "
-               "follows x (also on a probe input of the same sign).",
-          kernel_evidence="the op types of the graph traced with autograph=False")
+               "of the function, traced with autograph=False, holds an If op that the returned "
+               "value is computed from (no Python function called from the graph), and its "
+               "value follows x (also on a probe input of the same sign).",
+          kernel_evidence="the op types of the graph traced with autograph=False, and those "
+                          "the returned value is computed from")
 def square_if_positive(case, obs, ctx):
     """``obs``: ``results`` (two calls on x, as a graph without AutoGraph), ``probe`` (the
-    result for :func:`nearby` x), ``op_types`` (of that graph). Reference: x * x if x > 0 else
+    result for :func:`nearby` x), ``op_types`` (of that graph), ``output_ops`` (the op types
+    the returned value is computed from). Reference: x * x if x > 0 else
     x, in float32."""
     x = float(case)
     got = results(obs, "results", 2)
@@ -81,6 +83,9 @@ def square_if_positive(case, obs, ctx):
                  mistake="M21",
                  fix="write tf.cond(tf.greater(x, 0), if_true, if_false) with two functions of "
                      "no arguments.", code="no_cond")
+    fix = "return tf.cond(x > 0, lambda: x * x, lambda: x): the value is the branch's."
+    refuse_py_function(ctx, obs, fix)
+    require_from(ctx, obs, CONDITIONAL_OPS, "an If op", fix, "cond_beside")
 
 
 # --------------------------------------------------------------------------- grad_through
@@ -109,6 +114,22 @@ def grad_function_spec(spec):
     raise ValueError("unknown function")
 
 
+#: The named functions of check_grad_through themselves (the kernel's are in TensorFlow).
+VALUES = {
+    "poly": lambda x: x ** 3 - 2.0 * x,
+    "branchy": lambda x: x * x if x > 1.0 else 3.0 * x,
+    "sin_x": lambda x: np.sin(x) * x,
+}
+
+
+def _value(spec, x: float) -> float:
+    """f(x) of a grad_through case's function, in float64."""
+    kind, coefficients = grad_function_spec(spec)
+    if kind == "polynomial":
+        return float(sum(a * x ** k for k, a in enumerate(coefficients)))
+    return float(VALUES[kind](np.float64(x)))
+
+
 def _derivative(spec, x: float) -> float:
     kind, coefficients = grad_function_spec(spec)
     if kind == "polynomial":
@@ -122,13 +143,16 @@ NO_AUTODIFF = "returns the right derivative, but no tape computed it"
 @exercise("grad_through", module=MODULE, cases=[("poly", 2.0), ("branchy", 3.0)],
           label=lambda case: f"input f={case[0]}, x={case[1]}",
           idea="the gradient flows through a tf.function: the value returned is one that "
-               "tape.gradient (or forward-mode autodiff) produced, with f run as a graph.",
+               "tape.gradient (or forward-mode autodiff) produced, of the target f(x), with f "
+               "run as a graph.",
           kernel_evidence="which values tape.gradient or ForwardAccumulator.jvp produced while "
-                          "grad_through ran, and whether the tf.function f was traced")
+                          "grad_through ran, the values of those calls' targets, and whether "
+                          "the tf.function f was traced")
 def grad_through(case, obs, ctx):
     """``obs``: ``result``, ``from_autodiff`` (whether tape.gradient or a ForwardAccumulator
-    produced it), ``f_traced`` (whether the tf.function f ran as a graph). Reference: the
-    analytic derivative at x."""
+    produced it), ``targets`` (the values of the targets of the calls that produced it),
+    ``f_traced`` (whether the tf.function f ran as a graph). Reference: the analytic
+    derivative at x, and f(x) for the target."""
     spec, x = case
     ctx.close(obs["result"], _derivative(spec, float(x)), rtol=1e-4, atol=1e-4,
               check_dtype="float")
@@ -138,6 +162,18 @@ def grad_through(case, obs, ctx):
                  fix="call y = f(x) inside `with tf.GradientTape() as tape:` (after "
                      "tape.watch(x)) and return tape.gradient(y, x).",
                  mistake="M21", code="no_tape")
+    targets = obs["targets"]
+    if not isinstance(targets, list) or len(targets) > 64:
+        raise ValueError("targets of an unexpected form")
+    fx = _value(spec, float(x))
+    if not any(isinstance(t, float) and np.isclose(t, fx, rtol=1e-4, atol=1e-4)
+               for t in targets):
+        ctx.fail(f"{ctx.what} returns the right derivative from tape.gradient, but the "
+                 f"target the tape differentiated is not f(x): the derivative was worked out "
+                 f"another way and handed back through the tape.",
+                 fix="differentiate y = f(x) itself: y = f(x) inside the tape's `with` "
+                     "block, then return tape.gradient(y, x).",
+                 mistake="M21", code="target_not_f")
     if obs["f_traced"] is not True:
         ctx.fail(f"{ctx.what} returns the right derivative, but f never ran as a graph: the "
                  f"exercise is the gradient through the tf.function itself.",
@@ -164,13 +200,14 @@ SIGNATURE_FIX = ("pass an input_signature, tf.function(fahrenheit, input_signatu
                "make_celsius_to_fahrenheit(), called on the case's input, on a Python value "
                "of another value and on a tensor of another shape, traces exactly once (an "
                "input_signature) and computes c * 9 / 5 + 32 for each.",
-          kernel_evidence="the trace count of the returned tf.function",
+          kernel_evidence="the trace count of the returned tf.function, and the op types of "
+                          "its graph (no Python function called from it)",
           findings={"not_tf_function": ("{what}: the function returned by "
                                         "make_celsius_to_fahrenheit() is not a tf.function.",
                                         "return tf.function(fahrenheit, input_signature=[...]).")})
 def make_celsius_to_fahrenheit(case, obs, ctx):
     """``obs``: ``results`` (of the four calls of :func:`celsius_inputs`), ``traces`` (the
-    function's trace count after them). Reference: c * 9 / 5 + 32 in float32."""
+    function's trace count after them), ``op_types`` (of its graph). Reference: c * 9 / 5 + 32 in float32."""
     inputs = celsius_inputs(case)
     got = results(obs, "results", len(inputs))
     for value, c in zip(got[:2], inputs[:2]):
@@ -182,6 +219,8 @@ def make_celsius_to_fahrenheit(case, obs, ctx):
                     "return tf.function(fahrenheit, input_signature=[...]) with fahrenheit "
                     "computing c * 9.0 / 5.0 + 32.0.", rtol=1e-5, atol=1e-4,
                     check_dtype="float")
+    refuse_py_function(ctx, obs, "compute c * 9.0 / 5.0 + 32.0 with TensorFlow ops in the "
+                                 "function.")
     traces = count(obs, "traces")
     if traces > 1:
         if ctx.reveal:
@@ -204,7 +243,7 @@ NOTHING_PRINTED = ("{what} returns x * x but prints nothing: the exercise is a p
           label=lambda case: f"input {case[0]}",
           idea="tf.print is an op of the graph and runs on every call: called `calls` times, "
                "the tf.function prints x at least `calls` times (a Python print runs only "
-               "while tracing).",
+               "while tracing, and no Python function called from the graph prints).",
           kernel_evidence="how many captured lines hold x after the calls, whether the graph "
                           "has a print op, and how many lines a fresh trace printed")
 def noisy_square(case, obs, ctx):
@@ -220,6 +259,8 @@ def noisy_square(case, obs, ctx):
                 "another input", f"the input {nearby(x)}", "return x * x, computed from x.",
                 check_dtype="float")
     lines, ops = count(obs, "lines"), op_types(obs)
+    refuse_py_function(ctx, obs, 'print x with tf.print("square of", x), an op of the graph, '
+                                 'and return x * x.')
     if lines >= calls:
         return
     times = f" {calls} times" if ctx.reveal else ""

@@ -65,3 +65,29 @@ def check_probe(ctx, got, want, got_case, want_case, probe: str, shown: str, fix
                  mistake="M21", fix=fix, code="constant")
     ctx.close(got, want, f", for {shown if ctx.reveal else probe}", rtol=rtol, atol=atol,
               **close)
+
+
+#: Op types that run Python code from a graph (tf.py_function, tf.numpy_function).
+PY_FUNC_OPS = {"PyFunc", "PyFuncStateless", "EagerPyFunc"}
+
+
+def refuse_py_function(ctx, obs, fix: str, key: str = "op_types") -> None:
+    """Fail (M21, code ``py_function``) when the graph the kernel observed (every function it
+    calls included) runs Python code: tf.py_function or tf.numpy_function. What such an op
+    computes, prints or loops over is Python's doing, not the graph's."""
+    __tracebackhide__ = True
+    if PY_FUNC_OPS & op_types(obs, key):
+        ctx.fail(f"{ctx.what} returns the right values, but its graph calls Python code "
+                 f"(tf.py_function or tf.numpy_function): what the exercise asks of the graph "
+                 f"happens in Python instead.", mistake="M21", fix=fix, code="py_function")
+
+
+def require_from(ctx, obs, wanted: set, what_op: str, fix: str, code: str) -> None:
+    """Fail (M21, ``code``) unless one of the op types ``wanted`` is among the ops the returned
+    value is computed from (``obs["output_ops"]``: the outputs' ancestors in the function's own
+    graph, which the kernel walked): a loop or branch beside the answer does not count."""
+    __tracebackhide__ = True
+    if not wanted & op_types(obs, "output_ops"):
+        ctx.fail(f"{ctx.what} gives the right values and its graph has {what_op}, but the "
+                 f"returned value is not computed from it: it stands beside the answer, which "
+                 f"is computed another way.", mistake="M21", fix=fix, code=code)
