@@ -63,9 +63,10 @@ def test_make_pipeline_rejects_features_and_labels_shuffled_apart():
 
 # ------------------------------------------------------------------ model
 def build_model(softmax=False, units=10):
+    # the notebook's network (64 hidden units): the final model's check asks for its shapes
     return tf.keras.Sequential([
         tf.keras.Input(shape=(64,)),
-        tf.keras.layers.Dense(32, activation="relu"),
+        tf.keras.layers.Dense(64, activation="relu"),
         tf.keras.layers.Dense(units, activation="softmax" if softmax else None),
     ])
 
@@ -448,9 +449,10 @@ def test_final_model_scores_against_the_graders_labels_not_the_notebooks(digits,
     splits, _, _ = digits
     # labels the notebook could have changed are not used
     checks.check_final_model(trained_by_loop, splits.x_val, np.zeros_like(splits.y_val))
-    # the test set's inputs judged as the validation set's fail
-    fails(lambda m: checks.check_final_model(m, splits.x_test, splits.y_test), trained_by_loop,
-          says="below the required")
+    # nor are the features: the check makes the case's split itself (the notebook's x could
+    # be anything, the labels written as pixels included)
+    checks.check_final_model(trained_by_loop, splits.x_test, splits.y_test)
+    checks.check_final_model(trained_by_loop, np.zeros((3, 64), np.float32), None)
 
 
 def test_final_model_rejects_a_model_trained_by_keras_fit(digits, trained_by_keras):
@@ -774,3 +776,195 @@ except CheckFailed as error:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                          cwd=Path(__file__).resolve().parents[1])
     assert "MISTAKE M05" in out.stdout, out.stdout + out.stderr
+
+
+# ------------------------------------------------------------------ red team, round 2
+# The red team's answers (rt_a .. rt_d, tests/redteam round 2), each on the visible check.
+
+def make_train_step_by_hand_with_a_decoy_tape(model, optimizer, loss_fn, loss_metric,
+                                              acc_metric):
+    """rt_a: gradients derived by hand (softmax cross-entropy through the two Dense layers),
+    applied by the optimizer; a decoy tape.gradient over the variables of something else."""
+    @tf.function
+    def step(x, y):
+        k1, b1, k2, b2 = model.trainable_variables
+        with tf.GradientTape() as tape:
+            dummy = tf.add_n([tf.reduce_sum(v) for v in model.trainable_variables])
+        tape.gradient(dummy, model.trainable_variables)
+        pre = x @ k1 + b1
+        h = tf.nn.relu(pre)
+        logits = h @ k2 + b2
+        loss = loss_fn(y, logits)
+        n = tf.cast(tf.shape(x)[0], logits.dtype)
+        d = (tf.nn.softmax(logits)
+             - tf.one_hot(tf.cast(y, tf.int32), tf.shape(logits)[1], dtype=logits.dtype)) / n
+        gk2 = tf.transpose(h) @ d
+        gb2 = tf.reduce_sum(d, axis=0)
+        dh = (d @ tf.transpose(k2)) * tf.cast(pre > 0, pre.dtype)
+        gk1 = tf.transpose(x) @ dh
+        gb1 = tf.reduce_sum(dh, axis=0)
+        optimizer.apply_gradients(zip([gk1, gb1, gk2, gb2], model.trainable_variables))
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return step
+
+
+def test_make_train_step_rejects_hand_gradients_behind_a_decoy_tape():
+    fails(checks.check_make_train_step, make_train_step_by_hand_with_a_decoy_tape, "M21",
+          says="no tape.gradient call took the gradient of the loss")
+
+
+def test_make_train_step_accepts_clipped_and_listed_gradients(capsys):
+    def clipped(model, optimizer, loss_fn, loss_metric, acc_metric):
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+                loss = loss_fn(y, logits)
+            grads = tape.gradient(loss, model.trainable_variables)
+            grads = [tf.clip_by_norm(g, 1e6) for g in grads]
+            optimizer.apply(grads, model.trainable_variables)
+            loss_metric.update_state(loss)
+            acc_metric.update_state(y, logits)
+            return loss
+        return step
+    checks.check_make_train_step(clipped)
+    assert "1 case passed" in capsys.readouterr().out
+
+
+def test_make_train_step_rejects_keras_train_on_batch():
+    def on_batch(model, optimizer, loss_fn, loss_metric, acc_metric):
+        step = make_train_step(model, optimizer, loss_fn, loss_metric, acc_metric)
+
+        @tf.function
+        def train_step(x, y):
+            return step(x, y)
+        twin = tf.keras.Model(model.inputs, model.outputs)
+        twin.compile(optimizer=tf.keras.optimizers.SGD(0.0), loss=loss_fn)
+        return train_step
+    fails(checks.check_make_train_step, on_batch, "M21", says="compile()/fit()")
+
+
+def fit_through_a_twin_model(model, optimizer, train_ds, val_ds, epochs):
+    """rt_b: Keras' compile()/fit() on a second model sharing the given model's layers (the given
+    model itself is never compiled)."""
+    wrapper = tf.keras.Model(model.inputs, model.outputs)
+    wrapper.compile(optimizer=optimizer,
+                    loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                    metrics=[tf.keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+    trained = wrapper.fit(train_ds, validation_data=val_ds, epochs=epochs, verbose=0)
+    return {k: [float(v) for v in trained.history[k]]
+            for k in ("loss", "accuracy", "val_loss", "val_accuracy")}
+
+
+def test_fit_rejects_keras_fit_on_a_model_sharing_the_layers():
+    fails(checks.check_fit, fit_through_a_twin_model, "M21", says="not the custom training loop")
+
+
+class NearestImage(tf.keras.layers.Layer):
+    """rt_c: the label of the nearest training image, as logits (no trainable weights)."""
+
+    def __init__(self, images, labels):
+        super().__init__()
+        self.images = tf.constant(images, tf.float32)
+        self.logits = tf.one_hot(labels, 10) * 10.0
+
+    def call(self, x):
+        d = tf.reduce_sum(tf.square(x[:, None, :] - self.images[None, :, :]), axis=-1)
+        return tf.gather(self.logits, tf.argmin(d, axis=1))
+
+
+@pytest.fixture(scope="module")
+def nearest_image(digits):
+    splits, _, _ = digits
+    return tf.keras.Sequential([tf.keras.Input(shape=(64,)),
+                                NearestImage(splits.x_train, splits.y_train)])
+
+
+def test_final_model_rejects_a_lookup_with_no_trainable_weights(digits, nearest_image):
+    splits, _, _ = digits
+    fails(lambda m: checks.check_final_model(m, splits.x_val, splits.y_val), nearest_image,
+          "M21", says="never trained by your loop")
+
+
+@pytest.mark.parametrize("notebook_has_build_model", [True, False])
+def test_final_model_rejects_a_model_that_is_not_build_models_network(digits, nearest_image,
+                                                                      notebook_has_build_model,
+                                                                      monkeypatch):
+    splits, _, _ = digits
+    if notebook_has_build_model:  # the notebook's namespace is __main__ in a kernel
+        monkeypatch.setattr(sys.modules["__main__"], "build_model", build_model, raising=False)
+
+    class Lookup(tf.keras.Model):  # build_model's shapes, the lookup's outputs
+        def __init__(self):
+            super().__init__()
+            self.net = build_model()
+            self.memory = nearest_image
+
+        def call(self, x):
+            return self.memory(x) + 0.0 * self.net(x)
+
+    model = Lookup()
+    model(splits.x_val[:2])
+    fails(lambda m: checks.check_final_model(m, splits.x_val, splits.y_val), model, "M21",
+          says="not the network build_model makes")
+
+
+def answers_as_features(labels):
+    """rt_d: the labels written as one-hot rows of 64 features."""
+    rows = np.zeros((len(labels), 64), np.float32)
+    rows[np.arange(len(labels)), labels] = 1.0
+    return rows
+
+
+@pytest.fixture(scope="module")
+def reader():
+    """rt_d: an untrained model whose logits are the first 10 features."""
+    model = tf.keras.Sequential([tf.keras.Input(shape=(64,)), tf.keras.layers.Dense(10)])
+    kernel = np.zeros((64, 10), np.float32)
+    kernel[:10, :10] = np.eye(10) * 10.0
+    model.set_weights([kernel, np.zeros(10, np.float32)])
+    return model
+
+
+def test_final_model_makes_its_own_features_not_the_notebooks(digits, reader):
+    splits, _, _ = digits
+    fails(lambda m: checks.check_final_model(m, answers_as_features(splits.y_val), splits.y_val),
+          reader, says="below the required")
+    fails(lambda m: checks.check_final_model(m, answers_as_features(splits.y_test),
+                                             splits.y_test, cases=["test"], hidden=True),
+          reader, says="below the required")
+
+
+def test_final_model_cannot_tell_keras_weights_copied_into_a_fresh_model(digits,
+                                                                         trained_by_keras,
+                                                                         capsys):
+    """rt_a's final model: weights Keras' fit() learnt, copied into a fresh model of
+    build_model that was never compiled. The check sees only the final model, so it passes (the
+    exercise's kernel_evidence says so); fit's and the train step's checks grade the loop."""
+    splits, _, _ = digits
+    fresh = build_model()
+    fresh.set_weights(trained_by_keras.get_weights())
+    checks.check_final_model(fresh, splits.x_val, splits.y_val)
+    assert "1 case passed" in capsys.readouterr().out
+
+
+def test_grading_final_model_red_team(digits, nearest_image, reader):
+    splits, _, _ = digits
+    options = {"threshold": 0.9}
+    message = grading_message("check_final_model", (nearest_image, splits.x_test, splits.y_test),
+                              ["test"], options)
+    assert "[M21:" in message and "never trained by your loop" in message
+    message = grading_message("check_final_model", (reader, answers_as_features(splits.y_test),
+                                                    splits.y_test), ["test"], options)
+    assert "below the required 0.90" in message
+
+
+def test_grading_make_train_step_and_fit_red_team():
+    message = grading_message("check_make_train_step",
+                              (make_train_step_by_hand_with_a_decoy_tape,), TRAIN_HIDDEN)
+    assert message.startswith("[M21: the right numbers without the idea] make_train_step "
+                              "(hidden case 1)")
+    message = grading_message("check_fit", (fit_through_a_twin_model,), [(1, 3, 600)])
+    assert "[M21:" in message and "custom training loop" in message

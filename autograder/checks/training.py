@@ -25,12 +25,20 @@ make_pipeline     the batches are right, but no tf.data batch (or, training, shu
                   stage made them (a Python generator, NumPy shuffling)
 build_model       the model is compile()d (the custom loop replaces Keras' fit)
 make_train_step   tape.gradient never ran for the model's variables (tf.gradients,
-                  gradients by hand), or the optimizer given did not take the step
-                  (optimizer.iterations does not advance once per call: assign_sub)
+                  gradients by hand), no gradient call's target is the loss returned or
+                  the gradients applied are not that call's results (a decoy tape;
+                  seen in one more call run eagerly), the optimizer given did not take
+                  the step (optimizer.iterations does not advance once per call:
+                  assign_sub), or Keras' compile()/fit()/train_on_batch() ran
 make_eval_step    the evaluation step takes gradients (a tape in evaluation)
-fit               Keras compile()/fit() trained the model, or the optimizer given did
+fit               Keras compile()/fit()/train_on_batch() ran while fit did (on the
+                  model, or on another sharing its layers), or the optimizer given did
                   not take epochs x batches steps
-final model       the model was compile()d or trained by Keras' fit
+final model       the model was compile()d or trained by Keras' fit, has no trainable
+                  weights (a lookup), or is not build_model's network with its weights
+                  (the features it is scored on are made by the check, not the
+                  notebook's; weights Keras learnt, copied into a fresh model, cannot
+                  be told apart)
 ================  ===================================================================
 
 Known mistakes are named by experiment as before: M05, M12, M13, M14 when the optimizer gets no
@@ -55,6 +63,8 @@ retrain=None, threshold=0.90, cases=None, hidden=False)``. Failing raises
 from __future__ import annotations
 
 import contextlib
+import functools
+import sys
 
 import numpy as np
 import tensorflow as tf
@@ -63,7 +73,7 @@ from . import kernel_entry  # noqa: F401  (the grader's way into a grading kerne
 from .compare import CheckFailed, fail, to_numpy
 from .harness import call, exercise_check, is_tf_function, recording_gradients
 from .judge.training import (FIT_BATCH, FIT_VAL_BATCH, HISTORY_KEYS, NUM_CLASSES, NUM_FEATURES,
-                             eval_step_batch, indexed_labels, small_model_weights,
+                             digits_split, eval_step_batch, indexed_labels, small_model_weights,
                              train_step_batch)
 
 __all__ = [
@@ -138,6 +148,60 @@ def _keras_trained(*models) -> bool:
         except Exception:  # a student's model whose attributes raise: not Keras-trained
             continue
     return False
+
+
+#: Keras' own training methods: a call of one while the student's step or loop runs is evidence
+#: that Keras trained a model, not the custom loop (M21).
+KERAS_TRAINING = ("compile", "fit", "train_on_batch")
+#: Most Keras training calls reported.
+KERAS_CALL_LIMIT = 20
+
+
+def _model_classes() -> list:
+    """tf.keras.Model, the classes it inherits from and every subclass of it loaded now
+    (Sequential, Functional, a student's own): where Keras' training methods may be defined."""
+    seen, stack = [], [tf.keras.Model, tf.keras.Sequential]
+    for klass in tf.keras.Model.__mro__:
+        if klass is not object and klass not in seen:
+            seen.append(klass)
+    while stack and len(seen) < 2000:
+        klass = stack.pop()
+        if klass not in seen:
+            seen.append(klass)
+        try:
+            stack.extend(k for k in type.__subclasses__(klass) if k not in seen)
+        except Exception:  # pragma: no cover - an odd metaclass
+            continue
+    return seen
+
+
+@contextlib.contextmanager
+def _watching_keras():
+    """Report, in the list it yields, every call of a Keras model's compile(), fit() or
+    train_on_batch() made inside the block (the methods are wrapped on the classes that define
+    them, for the block only): kernel-side evidence that Keras trained a model, the given one
+    or another sharing its layers."""
+    calls, patched = [], []
+
+    def watched(name, original):
+        @functools.wraps(original)
+        def method(self, *args, **kwargs):
+            if len(calls) < KERAS_CALL_LIMIT:
+                calls.append(f"{type(self).__name__}.{name}")
+            return original(self, *args, **kwargs)
+        return method
+
+    try:
+        for klass in _model_classes():
+            for name in KERAS_TRAINING:
+                original = vars(klass).get(name)
+                if callable(original):
+                    setattr(klass, name, watched(name, original))
+                    patched.append((klass, name, original))
+        yield calls
+    finally:
+        for klass, name, original in reversed(patched):
+            setattr(klass, name, original)
 
 
 def _weights(model) -> list:
@@ -323,6 +387,91 @@ def _fresh_train_step(fn, seed, lr):
               *_new_metrics())
 
 
+def _close_values(a, b) -> bool:
+    try:
+        a = np.asarray(tf.convert_to_tensor(a).numpy(), np.float64)
+        b = np.asarray(tf.convert_to_tensor(b).numpy(), np.float64)
+    except Exception:
+        return False
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-5, atol=1e-6))
+
+
+def _watch_applied(optimizer, applied: list) -> None:
+    """Wrap ``apply_gradients`` and ``apply`` on this optimizer (the instance only): the
+    outermost call of each step appends ``[(gradient, variable), ...]`` to ``applied``."""
+    depth = [0]
+
+    def watched(name):
+        original = getattr(optimizer, name)
+
+        def method(*args, **kwargs):
+            if name == "apply_gradients":
+                pairs = list(args[0] if args else kwargs.pop("grads_and_vars"))
+                args = (pairs,) + tuple(args[1:])
+            else:
+                grads = list(args[0] if args else kwargs.pop("grads"))
+                variables = args[1] if len(args) > 1 else kwargs.get("trainable_variables")
+                args = (grads,) + tuple(args[1:])
+                pairs = list(zip(grads, list(variables) if variables is not None
+                                 else optimizer._trainable_variables))
+            if depth[0] == 0:
+                applied.append(pairs)
+            depth[0] += 1
+            try:
+                return original(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+        return method
+
+    for name in ("apply_gradients", "apply"):
+        if callable(getattr(optimizer, name, None)):
+            object.__setattr__(optimizer, name, watched(name))
+
+
+def _step_gradients(fn, seed, batch, lr) -> str:
+    """How the gradients the optimizer applied were made, from one call of a fresh step of the
+    student's (new model, SGD, metrics; the case's first batch) run eagerly, so that values can
+    be read: ``"ok"`` (some tape.gradient call's target equals the loss the step returned, and
+    the gradients applied equal that call's results), ``"target_not_loss"`` (no gradient call's
+    target is that loss: a decoy), ``"not_applied"`` (the gradients applied are not a gradient
+    call's results: made by hand), ``"no_apply"`` (the optimizer applied nothing) or
+    ``"failed"`` (the step raised when run eagerly)."""
+    model = _small_model(seed)
+    optimizer = tf.keras.optimizers.SGD(learning_rate=lr)
+    applied = []
+    was_eager = tf.config.functions_run_eagerly()
+    try:
+        step = fn(model, optimizer, _loss_fn(), *_new_metrics())
+        _watch_applied(optimizer, applied)
+        x, y = train_step_batch(seed, batch, 0)
+        tf.config.run_functions_eagerly(True)
+        with recording_gradients() as record, _full_precision():
+            loss = step(tf.constant(x), tf.constant(y))
+    except Exception:
+        return "failed"
+    finally:
+        tf.config.run_functions_eagerly(was_eager)
+    variables = model.trainable_variables
+    calls = [(target, tf.nest.flatten(sources), tf.nest.flatten(result))
+             for _, target, sources, result in record.calls[:50]]
+    calls = [c for c in calls if _close_values(c[0], loss)]
+    if not calls:
+        return "target_not_loss"
+    if not applied:
+        return "no_apply"
+    given = {}
+    for pairs in applied:
+        for gradient, variable in pairs:
+            given.setdefault(id(variable), gradient)
+    for _, sources, results in calls:
+        if len(sources) != len(results):
+            continue
+        if all(any(s is v and g is not None and id(v) in given and _close_values(given[id(v)], g)
+                   for s, g in zip(sources, results)) for v in variables):
+            return "ok"
+    return "not_applied"
+
+
 def collect_make_train_step(fn, predicted_traces=NOT_GIVEN, predicted_iterations=NOT_GIVEN, *,
                             case, ctx):
     """Kernel half of ``check_make_train_step``: ``make_train_step(model, optimizer, loss_fn,
@@ -357,13 +506,14 @@ def collect_make_train_step(fn, predicted_traces=NOT_GIVEN, predicted_iterations
     model = _small_model(seed)
     optimizer = tf.keras.optimizers.SGD(learning_rate=lr)
     loss_metric, acc_metric = _new_metrics()
-    step = call(fn, model, optimizer, _loss_fn(), loss_metric, acc_metric, what=ctx.what)
+    with _watching_keras() as made_keras:
+        step = call(fn, model, optimizer, _loss_fn(), loss_metric, acc_metric, what=ctx.what)
     if not is_tf_function(step):
         fail("make_train_step should return a function decorated with @tf.function.",
              fix="define `@tf.function def train_step(x, y): ...` inside and return it.",
              code="not_tf_function")
     calls = []
-    with recording_gradients() as record, _full_precision():
+    with _watching_keras() as early_keras, recording_gradients() as record, _full_precision():
         for n_call in range(steps):
             x, y = train_step_batch(seed, batch, n_call)
             loss = call(step, tf.constant(x), tf.constant(y),
@@ -375,7 +525,10 @@ def collect_make_train_step(fn, predicted_traces=NOT_GIVEN, predicted_iterations
                           "acc_metric": float(acc_metric.result()),
                           "iterations": int(optimizer.iterations.numpy())})
         tape = _tape_covered(record, model.trainable_variables)
-    return {"calls": calls, "tape": tape,
+    with _watching_keras() as keras_calls:
+        gradients = _step_gradients(fn, seed, batch, lr)
+    keras_calls += made_keras + early_keras
+    return {"calls": calls, "tape": tape, "gradients": gradients, "keras": bool(keras_calls),
             "prediction": _predictions(traces=predicted_traces, iterations=predicted_iterations)}
 
 
@@ -464,7 +617,7 @@ def collect_fit(fn, case, ctx):
     # shape (comparisons, integer casts), which the diagnosis would take for an op without a
     # gradient (M12) where the loss was computed outside the tape (M05).
     small_ds = tf.data.Dataset.from_tensors((splits.x_train[:FIT_BATCH], splits.y_train[:FIT_BATCH]))
-    with _full_precision():
+    with _watching_keras() as keras_calls, _full_precision():
         history = call(fn, model, optimizer, train_ds, val_ds, epochs, what=ctx.what,
                        rerun=lambda: fn(_small_model(seed, hidden=32),
                                         tf.keras.optimizers.Adam(learning_rate=0.01),
@@ -488,28 +641,69 @@ def collect_fit(fn, case, ctx):
                  code="history_type")
     return {"history": values, "lengths": lengths, "weights": _weights(model),
             "val_logits": val_logits, "iterations": int(optimizer.iterations.numpy()),
-            "keras": _keras_trained(model)}
+            "keras": bool(keras_calls) or _keras_trained(model)}
 
 
 check_fit = exercise_check("check_fit", collect_fit)
 
 
 # --------------------------------------------------------------- 6. the final model
+#: The trainable variables' shapes of the notebook's network (64 features, Dense(64, relu),
+#: Dense(10)), used when the notebook's build_model cannot be found or called.
+NOTEBOOK_SHAPES = [[NUM_FEATURES, 64], [64], [64, NUM_CLASSES], [NUM_CLASSES]]
+
+
+def _shapes(variables) -> list:
+    return [[int(d) for d in v.shape] for v in variables]
+
+
+def _build_model_network(model, features, logits):
+    """``(shapes, same)``: the trainable variables' shapes of a fresh model of the notebook's
+    ``build_model`` (:data:`NOTEBOOK_SHAPES` when the notebook has none, or it fails), and
+    whether that fresh model, given ``model``'s weights, gives ``logits``, ``model``'s outputs
+    on ``features`` (the notebook's network stands in for a build_model that is missing or
+    fails, or makes no trainable variables): whether the trained model is
+    build_model's network, its accuracy in the weights it learnt."""
+    build = getattr(sys.modules.get("__main__"), "build_model", None)
+    try:
+        fresh = build()
+        shapes = _shapes(fresh.trainable_variables)
+        if not shapes:
+            raise ValueError("no trainable variables")
+    except Exception:  # no build_model in the notebook, or it fails: the notebook's network
+        fresh = tf.keras.Sequential([tf.keras.Input(shape=(NUM_FEATURES,)),
+                                     tf.keras.layers.Dense(64, activation="relu"),
+                                     tf.keras.layers.Dense(NUM_CLASSES)])
+        shapes = NOTEBOOK_SHAPES
+    try:
+        fresh.set_weights(model.get_weights())
+        same = bool(np.allclose(to_numpy(fresh(features), "out"), logits,
+                                rtol=1e-4, atol=1e-4))
+    except Exception:
+        same = False
+    return shapes, same
+
+
 def collect_final_model(model, x, y=None, retrain=None, *, case, ctx, threshold=0.90):
     """Kernel half of ``check_final_model``: the trained model's predictions (argmax of its
-    outputs) on ``x``, the features of the case's split as the notebook holds them, and whether
-    Keras' compile()/fit() touched the model. ``y``, the notebook's labels, is not used: the
-    grader scores the predictions against its own labels of the split.
+    outputs) on the features of the case's split, which this half makes itself from
+    :func:`~autograder.checks.judge.training.digits_split` (seed 0, the notebook's split: the
+    inputs of the case, never what the notebook holds); whether Keras' compile()/fit() touched
+    the model; its trainable variables' shapes, those of a fresh model of the notebook's
+    ``build_model``, and whether that network with the model's weights gives the model's
+    outputs. ``x`` and ``y``, the notebook's features and labels, are not used: the grader
+    scores the predictions against its own labels of the split.
 
     Args:
         model: the trained Keras model, or None when the cell that trains it failed (the
             notebook sets ``model = None`` first in that cell).
-        x: float32 features ``(n, 64)`` of the case's split.
+        x: the notebook's features of the case's split; accepted, not used.
         retrain: a function of no arguments that runs that cell's training again; called only
             in a visible check when ``model`` is None, to say why the training failed.
         case: ``"val"`` or ``"test"``: the split (of the notebook's digits split, seed 0).
     Returns:
-        ``{"predictions": int64 (n,), "keras": bool}``.
+        ``{"predictions": int64 (n,), "keras": bool, "shapes": [[int, ...], ...],
+        "build_shapes": [[int, ...], ...], "same_network": bool or None}``.
     Raises:
         CheckFailed: no model (the training cell failed, with its error); not a Keras model; an
             output of the wrong shape.
@@ -529,13 +723,23 @@ def collect_final_model(model, x, y=None, retrain=None, *, case, ctx, threshold=
                  "checks again.", code="no_model")
     if not isinstance(model, tf.keras.Model):
         fail(f"expected the trained Keras model, got {type(model).__name__}.", code="not_model")
-    features = np.asarray(x, np.float32)
+    split = str(case)
+    if split not in ("val", "test"):
+        fail(f"unknown split {split!r}: the cases of check_final_model are 'val' or 'test'.",
+             code="split")
+    features = tf.constant(digits_split(0)[f"x_{split}"])
     logits = to_numpy(call(model, features, what="the trained model"), "the model's output")
     if logits.shape != (len(features), NUM_CLASSES):
         fail(f"the model's output should have shape ({len(features)}, {NUM_CLASSES}), got "
              f"{logits.shape}.", code="output_shape")
+    try:
+        shapes = _shapes(model.trainable_variables)
+    except Exception:
+        shapes = []
+    build_shapes, same = _build_model_network(model, features, logits)
     return {"predictions": np.argmax(logits, axis=1).astype(np.int64),
-            "keras": _keras_trained(model)}
+            "keras": _keras_trained(model), "shapes": shapes, "build_shapes": build_shapes,
+            "same_network": same}
 
 
 _check_final_model = exercise_check("check_final_model", collect_final_model)
@@ -547,13 +751,18 @@ def check_final_model(model, x, y=None, retrain=None, *, threshold: float = 0.90
     classifies held-out digits with accuracy at least ``threshold``; a model that Keras'
     compile()/fit() trained fails (M21).
 
-    The accuracy is computed by the grader (the judge) from the model's predictions on ``x``
-    and the grader's own labels of the case's split, never from ``y`` or anything else the
-    notebook holds.
+    The accuracy is computed by the grader (the judge) from the model's predictions on the
+    features of the case's split, which the check makes itself (the notebook's split, seed 0),
+    and the grader's own labels of that split, never from ``x``, ``y`` or anything else the
+    notebook holds. The model must be build_model's network (its trainable variables' shapes,
+    and the outputs that network gives with its weights): a model with no trainable weights
+    (a lookup) fails (M21). Weights that Keras' fit() learnt elsewhere, copied into a fresh
+    model, cannot be told apart here: the checks of fit and of the train step grade the loop.
 
     Args:
         model: the trained Keras model, or None when the cell that trains it failed.
-        x: the features of the split the case names (``splits.x_val`` for ``"val"``).
+        x: the notebook's features of the split the case names (``splits.x_val`` for
+            ``"val"``); accepted, not used.
         y: the notebook's labels of that split; accepted, not used.
         retrain: a function of no arguments that runs the training cell again, called when
             ``model`` is None to say why the training failed (positional in graded cells,

@@ -456,8 +456,12 @@ def _judge_step_prediction(ctx, predicted) -> None:
                "apply the gradients (optimizer.iterations advances once per step), then "
                "updates its metrics with the logits of the forward pass; the student predicts "
                "how often such a step traces and how many steps the optimizer takes.",
-          kernel_evidence="which gradient calls a GradientTape made while the step ran, and the "
-                          "optimizer's iteration count after each call",
+          kernel_evidence="which gradient calls a GradientTape made while the step ran, the "
+                          "optimizer's iteration count after each call, whether Keras' "
+                          "compile()/fit()/train_on_batch() ran meanwhile, and, from one more "
+                          "call of a fresh step run eagerly, whether a gradient call's target "
+                          "equals the loss the step returned and the gradients the optimizer "
+                          "applied equal that call's results",
           findings={"not_tf_function": ("make_train_step should return a function decorated "
                                         "with @tf.function.",
                                         "define `@tf.function def train_step(x, y): ...` "
@@ -548,6 +552,28 @@ def make_train_step(case, obs, ctx):
                  fix="apply the gradients with the optimizer passed to make_train_step: "
                      "`optimizer.apply_gradients(zip(grads, model.trainable_variables))` "
                      "(an Adam optimizer is not w - lr * g: only the optimizer knows its rule).")
+    if obs["keras"] is not False:
+        ctx.fail(f"{ctx.what} gives the right numbers, but Keras' compile()/fit()/"
+                 "train_on_batch() ran while it did: the exercise is the tape-based step of "
+                 f"{CUSTOM_LOOP}.", mistake="M21", code="keras_fit",
+                 fix="compute the loss on a GradientTape, take tape.gradient of it and apply "
+                     "the gradients with the optimizer given; no model.compile, no model.fit.")
+    gradients = obs["gradients"]
+    if gradients != "ok":
+        why = {"target_not_loss": "no tape.gradient call took the gradient of the loss the step "
+                                  "returns (a gradient of something else is not the step's)",
+               "not_applied": "the gradients the optimizer applied are not the ones "
+                              "tape.gradient returned for the loss (they were computed "
+                              "another way)",
+               "no_apply": "the optimizer applied no gradients",
+               }.get(gradients, "the step, run again eagerly to read its values, raised an "
+                                "error, so it could not be seen to apply the tape's gradients")
+        ctx.fail(f"{ctx.what} returns the right loss and weights, but {why}: the exercise is "
+                 f"the tape-based step of {CUSTOM_LOOP}.", mistake="M21", code="not_the_tape",
+                 fix="compute the logits and the loss inside `with tf.GradientTape() as tape:`, "
+                     "then `grads = tape.gradient(loss, model.trainable_variables)` and "
+                     "`optimizer.apply_gradients(zip(grads, model.trainable_variables))`; "
+                     "return that loss.")
     if obs["prediction"] is not None:
         _judge_step_prediction(ctx, obs["prediction"])
 
@@ -703,14 +729,30 @@ def fit(case, obs, ctx):
 
 SPLIT_NAMES = {"val": "the validation set", "test": "the test set"}
 
+#: The trainable variables' shapes of the notebook's network (64 features, Dense(64, relu),
+#: Dense(10)), when the kernel could not make a model of the notebook's build_model.
+NOTEBOOK_SHAPES = [[NUM_FEATURES, 64], [64], [64, NUM_CLASSES], [NUM_CLASSES]]
+
+_TRAIN_IT = ("in train_final_model, build a fresh model with build_model() and train it with "
+             "your own fit (your train and evaluation steps, your epoch loop); return that "
+             "model.")
+
 
 @exercise("final model", check="check_final_model", module=MODULE, cases=["val"],
           label=lambda case: SPLIT_NAMES.get(case, f"split {case}"),
           idea="the model trained by the notebook's own custom training loop (fit, with its "
-               "train and evaluation steps) classifies held-out digits well; a model that "
-               "Keras' compile()/fit() trained fails.",
-          kernel_evidence="the model's predictions (computed by the model in the kernel), and "
-                          "whether Keras' compile() or fit() touched it",
+               "train and evaluation steps) classifies held-out digits well: a network of "
+               "build_model whose trained weights give its outputs; a model that Keras' "
+               "compile()/fit() trained, or one with no trainable weights (a lookup), fails.",
+          kernel_evidence="the model's predictions (computed by the model in the kernel, on "
+                          "the features of the case's split that the kernel half makes from "
+                          "digits_split, never the notebook's), whether Keras' compile() or "
+                          "fit() touched the model, its trainable variables' shapes against a "
+                          "fresh model of the notebook's build_model, and whether that network "
+                          "with the model's weights gives its outputs. Not told apart: weights "
+                          "that Keras' fit() learnt on another model, copied into a fresh, "
+                          "never-compiled model of build_model (set_weights): the kernel sees "
+                          "only the final model, not the training that made its weights",
           findings={"no_model": ("there is no trained model: the cell that runs `model, "
                                  "history = train_final_model(train_ds, val_ds)` failed.",
                                  "fix the error shown under that cell, run it until it "
@@ -721,8 +763,11 @@ SPLIT_NAMES = {"val": "the validation set", "test": "the test set"}
                                      "(examples, 10).",
                                      "the model should give 10 logits per example.")})
 def final_model(case, obs, ctx, threshold=0.90):
-    """``obs``: ``predictions`` (argmax of the model's outputs on the split's inputs, as the
-    notebook passed them), ``keras`` (whether the model was compiled or trained by Keras' fit).
+    """``obs``: ``predictions`` (argmax of the model's outputs on the split's features, which
+    the kernel half makes from :func:`digits_split`), ``keras`` (whether the model was
+    compiled or trained by Keras' fit), ``shapes`` (its trainable variables' shapes),
+    ``build_shapes`` (those of a fresh model of the notebook's build_model), ``same_network``
+    (whether that network with the model's weights gives its outputs; None when unknown).
     Reference: the labels of the case's split (``"val"`` or ``"test"`` of the digits split of
     seed 0, the notebook's), made here; the accuracy is computed here."""
     labels = _labels(0, str(case))
@@ -746,6 +791,18 @@ def final_model(case, obs, ctx, threshold=0.90):
                  f"{threshold:.2f}.",
                  fix="check that the loss fell during training (plot the history), then train "
                      "for more epochs or with another learning rate.")
+    shapes, build_shapes = obs["shapes"], obs["build_shapes"]
+    if not isinstance(shapes, list) or not shapes:
+        ctx.fail(f"{ctx.what}: the model has no trainable weights, so it was never trained by "
+                 f"your loop: {CUSTOM_LOOP} trains the weights of build_model's network.",
+                 mistake="M21", code="untrained", fix=_TRAIN_IT)
+    if not isinstance(build_shapes, list) or not build_shapes:
+        build_shapes = NOTEBOOK_SHAPES
+    if shapes != build_shapes or obs["same_network"] is False:
+        ctx.fail(f"{ctx.what}: the model is not the network build_model makes (its trainable "
+                 "weights, or the outputs they give, are not a build_model network's), so it "
+                 f"was never trained by your loop: {CUSTOM_LOOP} trains the weights of "
+                 "build_model's network.", mistake="M21", code="not_build_model", fix=_TRAIN_IT)
     if obs["keras"] is not False:
         ctx.fail(f"{ctx.what}: the model is accurate enough, but {KERAS_FIT} (the model was "
                  "compile()d, or trained by model.fit).", mistake="M21", code="keras_fit",
