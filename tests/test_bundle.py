@@ -97,7 +97,8 @@ def test_bundle_holds_exactly_the_release_utils_visible_checks_and_install_files
     names = set(_members(bundle))
     expected = {f"{TOP}/{p.relative_to(ROOT).as_posix()}"
                 for p in [*(ROOT / "notebooks").glob("*/*.ipynb"), *(ROOT / "utils").glob("*.py"),
-                          *(ROOT / "autograder" / "checks").glob("*.py")]}
+                          *(ROOT / "autograder" / "checks").glob("*.py"),
+                          *(ROOT / "autograder" / "checks" / "judge").glob("*.py")]}
     expected |= {f"{TOP}/{name}" for name in ("README.md", "pyproject.toml", "environment.yml",
                                                "autograder/__init__.py")}
     assert names == expected

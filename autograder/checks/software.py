@@ -377,12 +377,12 @@ def _step_of(kind: str):
         if kind == "rebinding":
             w1 = w1 - lr * grad_w1
             w2 = w2 - lr * grad_w2
-        elif kind == "w2_only":
-            w1 = w1 - lr * grad_w1
-            w2.assign_sub(lr * grad_w2)
-        else:
-            w1.assign_sub(lr * grad_w1)
-            w2.assign_sub(lr * grad_w2)
+        else:  # written unlike the exercise's answer, which the student bundle must not hold
+            if kind == "w2_only":
+                w1 = w1 - lr * grad_w1
+            in_place = [(w2, grad_w2)] if kind == "w2_only" else [(w1, grad_w1), (w2, grad_w2)]
+            for weights, gradient in in_place:
+                weights.assign_sub(lr * gradient)
         if kind == "late_loss":
             return _two_layer_loss(x, y, w1, w2)
         return loss
