@@ -4,6 +4,7 @@ release plus one attack each, in the first answer cell), graded by one real sand
 no one, or is flagged for review with its reason."""
 import csv
 import hashlib
+import re
 import socket
 import subprocess
 import sys
@@ -410,7 +411,7 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
 
 @pytest.mark.parametrize("student,points,flag", [
     ("patch_checks", 0, "changes checks.check_square_grad"),
-    ("patch_checks", 0, "autograder.checks.tapes.check_square_grad is not the course's code"),
+    ("patch_checks", 0, "an attribute of a check module or of a module it uses was changed"),
     ("ast_transformer", 0, "uses .ast_transformers"),
     ("ast_transformer", 0, "an IPython AST transformer was changed while cell"),
     ("exception_handler", 0, "a custom exception handler was changed while cell"),
@@ -475,7 +476,8 @@ def test_odd_names_and_terminal_escapes_reach_the_reports_escaped(graded):
 @pytest.mark.parametrize("student", ["keep_inputs", "display_update"])
 def test_inputs_a_function_kept_reach_no_feedback(graded, student):
     [page] = (graded["out"] / "feedback" / student).rglob("*.html")
-    assert "SEEN [" not in page.read_text() and "10.25" not in page.read_text()
+    text = page.read_text()
+    assert not re.search(r"SEEN \[[^\]]", text) and "10.25" not in text  # [] before the tests
 
 
 def test_an_exception_type_named_by_the_student_reaches_no_report(graded):

@@ -25,7 +25,10 @@ def _ok(value) -> dict:
 
 
 def _cases(values, from_tape=True):
-    return {"eager": False, "cases": [{"obs": {"result": np.float32(v), "from_tape": from_tape}}
+    """Observations of square_grad on the hidden cases (x = v / 2): results v, made by a tape
+    whose target was x * x."""
+    return {"eager": False, "cases": [{"obs": {"result": np.float32(v), "from_tape": from_tape,
+                                               "targets": [np.float32((v / 2) ** 2)]}}
                                       for v in values]}
 
 

@@ -19,7 +19,7 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .capture import capture_output
-from .graphs import (all_op_types, graph_evidence, graph_op_types, graph_ops, printed_count,
+from .graphs import (graph_evidence, graph_op_types, graph_ops, printed_count,
                      snapshot, tracing_count)
 from .harness import call, exercise_check, require_tf_function
 from .judge.control_flow import (classify_reference, count_word_probe, fizzbuzz_reference,

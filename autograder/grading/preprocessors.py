@@ -108,6 +108,7 @@ class GradingExecute(Execute):
         self._demo_sha256 = set(self.demo_sha256)
         self._notebook_bytes, self._cell_bytes, self._cut_noted = 0, 0, False
         self._tests_ran = False  # whether a graded test cell has run (hidden inputs sent)
+        self._setup_timed_out = False
         nb.metadata[REVIEW_KEY] = []
         for cell in nb.cells:
             cell.metadata.pop(VERDICT_KEY, None)
@@ -141,8 +142,13 @@ class GradingExecute(Execute):
         try:
             if calls is not None:
                 return await self._decide(cell, cell_index, calls)
-            return await super().async_execute_cell(cell, cell_index, execution_count,
+            done = await super().async_execute_cell(cell, cell_index, execution_count,
                                                     store_history)
+            if nbgrader.get("grade_id") == "setup" and any(
+                    o.get("ename") in ("CellTimeoutError", "KeyboardInterrupt") for o in done.outputs
+                    if o.get("output_type") == "error"):
+                self._setup_timed_out = True
+            return done
         finally:
             self._tests_ran |= bool(is_grade(cell)) and not is_solution(cell)
             _add_time("set-up cell" if nbgrader.get("grade_id") == "setup" else "other cells",
@@ -150,7 +156,15 @@ class GradingExecute(Execute):
 
     async def _decide(self, cell, cell_index, calls):
         """Give the graded cell ``cell`` the outputs of the grader's verdict on its check calls
-        (see :mod:`.verdict`); nothing of its source runs in the kernel."""
+        (see :mod:`.verdict`); nothing of its source runs in the kernel. After a set-up cell that
+        timed out nothing is asked (G17: its imports may hang every request): the cell says so."""
+        if self._setup_timed_out:
+            reason = (f"the set-up cell timed out after {self.timeout} s, so "
+                      f"{calls[0].exercise.name} was not tested")
+            cell.outputs = [nbformat.v4.new_output("error", ename="CheckFailed", evalue=reason,
+                                                   traceback=[f"CheckFailed: {reason}"])]
+            cell.metadata[VERDICT_KEY] = True
+            return cell
         verdicts = []
         for call in calls:
             timeout_s = self.timeout or 10 ** 6

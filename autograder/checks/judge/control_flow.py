@@ -343,7 +343,8 @@ def count_word(case, obs, ctx):
 def sum_even(case, obs, ctx):
     """``obs``: ``results`` (two calls), ``retraced`` (traces the second call made),
     ``probe`` (the result for :func:`sum_even_probe`), ``op_types`` (of the graph for a
-    vector of unknown length), ``output_ops`` (those the sum is computed from). Reference: NumPy's ``items[items % 2 == 0].sum()``."""
+    vector of unknown length), ``output_ops`` (those the sum is computed from). Reference:
+    NumPy's ``items[items % 2 == 0].sum()``."""
     items = np.asarray(case, np.int64).reshape(-1)
     want = np.int32(items[items % 2 == 0].sum())
     got = results(obs, "results", 2)
