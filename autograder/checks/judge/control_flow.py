@@ -18,7 +18,7 @@ import numpy as np
 
 from . import exercise
 from .readers import (PY_FUNC_OPS, check_probe, count, op_types, refuse_py_function,
-                      require_from, results)
+                      require_from, values)
 
 MODULE = "autograder.checks.control_flow"
 
@@ -119,7 +119,7 @@ def classify(case, obs, ctx):
     ``tf.autograph.to_code``). Reference: :func:`classify_reference`."""
     want = classify_reference(float(case))
     ops = op_types(obs)
-    for result in results(obs, "results", 2):
+    for result in values(obs, "results", 2):
         text = strings(ctx, result)
         if text.shape != () or text.item() != want:
             if not BRANCH_OPS & ops:
@@ -172,8 +172,8 @@ def tanh_loop(case, obs, ctx):
     ``output_ops`` (those the returned x is computed from).
     Reference: the same loop in NumPy."""
     want, steps = tanh_reference(case)
-    got = results(obs, "results", 2)
-    printed = results(obs, "lines", 2)
+    got = values(obs, "results", 2)
+    printed = values(obs, "lines", 2)
     ops = op_types(obs)
     ran = f" ran {steps} iterations but" if ctx.reveal else ""
     for value, lines in zip(got, printed):
@@ -252,7 +252,7 @@ def fizzbuzz(case, obs, ctx):
     ``{"string", "value", "kind"}``; ``traces`` (traces the three calls made), ``op_types``,
     ``largest_constant``, ``numeral_strings``, ``captured_resources``. Reference: :func:`fizzbuzz_reference`."""
     n = int(case)
-    for result in results(obs, "results", 2):
+    for result in values(obs, "results", 2):
         _fizzbuzz_result(ctx, result, n)
     _fizzbuzz_result(ctx, obs["probe"], n + 1, ", called with n + 1,")
     traces, allowed = count(obs, "traces"), 1 if ctx.index == 0 else 0
@@ -347,7 +347,7 @@ def sum_even(case, obs, ctx):
     NumPy's ``items[items % 2 == 0].sum()``."""
     items = np.asarray(case, np.int64).reshape(-1)
     want = np.int32(items[items % 2 == 0].sum())
-    got = results(obs, "results", 2)
+    got = values(obs, "results", 2)
     for value in got:
         ctx.close(value, want, check_dtype="int")
     probe = sum_even_probe(case)

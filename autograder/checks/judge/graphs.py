@@ -17,7 +17,7 @@ import numpy as np
 
 from . import exercise
 from .readers import (PY_FUNC_OPS, check_probe, count, op_types, refuse_py_function,
-                      require_from, results)
+                      require_from, values)
 
 MODULE = "autograder.checks.graphs"
 
@@ -68,7 +68,7 @@ def square_if_positive(case, obs, ctx):
     the returned value is computed from). Reference: x * x if x > 0 else
     x, in float32."""
     x = float(case)
-    got = results(obs, "results", 2)
+    got = values(obs, "results", 2)
     for value in got:
         ctx.close(value, _square_if_positive(x), check_dtype="float")
     check_probe(ctx, obs["probe"], _square_if_positive(nearby(x)), got[0],
@@ -209,7 +209,7 @@ def make_celsius_to_fahrenheit(case, obs, ctx):
     """``obs``: ``results`` (of the four calls of :func:`celsius_inputs`), ``traces`` (the
     function's trace count after them), ``op_types`` (of its graph). Reference: c * 9 / 5 + 32 in float32."""
     inputs = celsius_inputs(case)
-    got = results(obs, "results", len(inputs))
+    got = values(obs, "results", len(inputs))
     for value, c in zip(got[:2], inputs[:2]):
         ctx.close(value, _fahrenheit(c), rtol=1e-5, atol=1e-4, check_dtype="float")
     for value, c, probe in zip(got[2:], inputs[2:], ("another Python value",
@@ -252,7 +252,7 @@ def noisy_square(case, obs, ctx):
     while a fresh copy traced), ``op_types``. Reference: x * x in float32."""
     x, calls = float(case[0]), int(case[1])
     want = np.float32(x) * np.float32(x)
-    got = results(obs, "results", calls)
+    got = values(obs, "results", calls)
     for value in got:
         ctx.close(value, want, check_dtype="float")
     check_probe(ctx, obs["probe"], np.float32(nearby(x)) ** 2, got[0] if got else None, want,
@@ -295,10 +295,10 @@ def accumulator(case, obs, ctx):
     """``obs``: ``instances``, two dicts (two fresh instances, the same calls) with ``totals``
     (what add returned), ``total_is_variable``, ``total_type`` (its type's name), ``total``
     (its value after the calls) and ``op_types`` (of add's graph). Reference: np.cumsum."""
-    values = np.asarray(case, np.float32).reshape(-1)
-    expected = np.cumsum(values)
-    for instance in results(obs, "instances", 2):
-        for step, (got, want) in enumerate(zip(results(instance, "totals", len(values)),
+    added = np.asarray(case, np.float32).reshape(-1)
+    expected = np.cumsum(added)
+    for instance in values(obs, "instances", 2):
+        for step, (got, want) in enumerate(zip(values(instance, "totals", len(added)),
                                                expected)):
             part = (f", add's total after {step + 1} call(s)" if ctx.reveal
                     else ", a total add returned")
@@ -308,7 +308,7 @@ def accumulator(case, obs, ctx):
             ctx.fail(f"{ctx.what}: Accumulator.total should be a tf.Variable{shown}.",
                      fix="make it once, in __init__: self.total = tf.Variable(0.0).",
                      code="not_variable")
-        ctx.close(instance["total"], expected[-1] if values.size else np.float32(0.0),
+        ctx.close(instance["total"], expected[-1] if added.size else np.float32(0.0),
                   ", total after the calls")
         ops = op_types(instance)
         if not ASSIGN_OPS & ops or PY_FUNC_OPS & ops:

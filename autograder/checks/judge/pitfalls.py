@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import exercise
+from .readers import count, flag, matches, op_types, values
 
 MODULE = "autograder.checks.pitfalls"
 
@@ -61,53 +62,6 @@ PY_FUNCTION = ("runs Python from the graph (tf.py_function or tf.numpy_function)
 
 def _floats(value) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
-
-
-def op_types(obs, key: str = "op_types") -> set:
-    """The op type names the kernel observed, as a set of str (ValueError when malformed)."""
-    names = obs[key]
-    if not isinstance(names, list) or len(names) > MAX_ITEMS or not all(
-            isinstance(name, str) for name in names):
-        raise ValueError("op types of an unexpected form")
-    return set(names)
-
-
-def values(obs, key: str, count: int | None = None) -> list:
-    """``obs[key]``, a list (of exactly ``count`` items when given); ValueError otherwise."""
-    items = obs[key]
-    if not isinstance(items, list) or len(items) > MAX_ITEMS or (
-            count is not None and len(items) != count):
-        raise ValueError(f"{key}: not a list of {count} values")
-    return items
-
-
-def count(obs, key: str) -> int:
-    """``obs[key]``, a non-negative int (ValueError otherwise)."""
-    value = obs[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{key}: not a count")
-    return value
-
-
-def flag(obs, key: str) -> bool:
-    """``obs[key]``, a bool (ValueError otherwise)."""
-    value = obs[key]
-    if not isinstance(value, bool):
-        raise ValueError(f"{key}: not a bool")
-    return value
-
-
-def matches(actual, expected, rtol: float = 1e-5, atol: float = 1e-6) -> bool:
-    """Whether a student's value (decoded) is numeric, of the reference's shape and close."""
-    if actual is None or isinstance(actual, bool) or not isinstance(
-            actual, (np.ndarray, int, float, list)):
-        return False
-    try:
-        got = np.asarray(actual, dtype=np.float64)
-    except (TypeError, ValueError):
-        return False
-    want = np.asarray(expected, dtype=np.float64)
-    return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
 
 
 def _not_py_function(ctx, ops: set, fix: str) -> None:

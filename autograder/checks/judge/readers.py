@@ -18,12 +18,13 @@ def op_types(obs, key: str = "op_types") -> set:
     return set(names)
 
 
-def results(obs, key: str, count: int) -> list:
-    """``obs[key]``, a list of exactly ``count`` values (ValueError otherwise)."""
-    values = obs[key]
-    if not isinstance(values, list) or len(values) != count:
-        raise ValueError(f"{key}: not {count} values")
-    return values
+def values(obs, key: str, count: int | None = None) -> list:
+    """``obs[key]``, a list (of exactly ``count`` items when given); ValueError otherwise."""
+    items = obs[key]
+    if not isinstance(items, list) or len(items) > MAX_OP_TYPES or (
+            count is not None and len(items) != count):
+        raise ValueError(f"{key}: not a list of {count} values")
+    return items
 
 
 def count(obs, key: str) -> int:
@@ -31,6 +32,14 @@ def count(obs, key: str) -> int:
     value = obs[key]
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{key}: not a count")
+    return value
+
+
+def flag(obs, key: str) -> bool:
+    """``obs[key]``, a bool (ValueError otherwise)."""
+    value = obs[key]
+    if not isinstance(value, bool):
+        raise ValueError(f"{key}: not a bool")
     return value
 
 
