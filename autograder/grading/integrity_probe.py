@@ -126,16 +126,21 @@ def _changed(now, before):
     found = []
     for what, value in now.items():
         old = before.get(what)
-        if isinstance(value, dict):
-            same = all(_changed({0: value[k]}, {0: old[k]}) == [] for k in value.keys() & old.keys())
-            # A course name rebound to something else leaves the table: that is a change too.
-            same = same and not (what == "a name the notebook imported from the course"
-                                 and old.keys() - value.keys())
-        else:
-            same = value == old
+        same = _same(value, old)
+        # A course name rebound to something else leaves the table: that is a change too.
+        if isinstance(value, dict) and isinstance(old, dict) and \
+                what == "a name the notebook imported from the course" and old.keys() - value.keys():
+            same = False
         if not same:
             found.append(what)
     return found
+
+
+def _same(now, before) -> bool:
+    """Equal, but for dicts only at the keys both hold (nested dicts alike)."""
+    if isinstance(now, dict) and isinstance(before, dict):
+        return all(_same(now[k], before[k]) for k in now.keys() & before.keys())
+    return now == before
 
 
 def _same_methods(cls, node, class_code):
@@ -179,12 +184,31 @@ def _course_function(item, checks_dir, trusted) -> bool:
     return held is item
 
 
-def _check_modules(checks_dir):
+def _compiled(path, cache):
+    """The code objects of a file's top-level definitions by name, and its parsed statements;
+    kept in ``cache`` by the file's size and modification time (the files are read-only in a
+    grading kernel: parsing them before every graded cell was most of the check's time)."""
+    import ast
+    import os
+
+    stat = os.stat(path)
+    key = (path, stat.st_size, stat.st_mtime_ns)
+    if key not in cache:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        compiled = compile(source, path, "exec")
+        cache[key] = ({c.co_name: c for c in compiled.co_consts if isinstance(c, types.CodeType)},
+                      ast.parse(source).body)
+    return cache[key]
+
+
+def _check_modules(checks_dir, cache=None):
     """Findings on the course's check modules: each must be a file of ``checks_dir``, and each
     top-level function and class its file defines must be its attribute, with the same code."""
     import ast
     import os
 
+    cache = {} if cache is None else cache
     found = []
     trusted = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, checks_dir})
     for name, module in list(sys.modules.items()):
@@ -194,11 +218,8 @@ def _check_modules(checks_dir):
         if not path.startswith(os.path.realpath(checks_dir) + os.sep):
             found.append(f"check module {name} is not a file of the course ({path})")
             continue
-        with open(path, encoding="utf-8") as handle:
-            source = handle.read()
-        compiled = compile(source, path, "exec")
-        fresh = {c.co_name: c for c in compiled.co_consts if isinstance(c, types.CodeType)}
-        for node in ast.parse(source).body:
+        fresh, body = _compiled(path, cache)
+        for node in body:
             if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 continue
             value = vars(module).get(node.name)
@@ -265,4 +286,4 @@ def probe(token, checks_dir, graded, forget_next=False):
     before = holder.get("state")
     holder["state"] = now
     return {"changed": [] if before is None else _changed(now, before),
-            "checks": _check_modules(checks_dir) if graded else []}
+            "checks": _check_modules(checks_dir, holder.setdefault("compiled", {})) if graded else []}
