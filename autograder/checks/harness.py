@@ -409,25 +409,6 @@ _OP_NAMES = {"Round": "tf.round", "Rint": "tf.math.rint", "Floor": "tf.floor", "
              "ArgMax": "tf.argmax", "ArgMin": "tf.argmin", "Cast": "a cast to an integer dtype"}
 
 
-@contextlib.contextmanager
-def _recording_gradient_calls():
-    """Record ``(target, sources, result)`` of every ``GradientTape.gradient`` call in the block
-    (the method is wrapped for the block only)."""
-    calls = []
-    original = tf.GradientTape.gradient
-
-    def gradient(tape, target, sources, *args, **kwargs):
-        result = original(tape, target, sources, *args, **kwargs)
-        calls.append((target, sources, result))
-        return result
-
-    tf.GradientTape.gradient = gradient
-    try:
-        yield calls
-    finally:
-        tf.GradientTape.gradient = original
-
-
 def _ancestors(tensor) -> list:
     """The ops that ``tensor`` is computed from (its own op included), within its graph."""
     seen, stack, ops = set(), [tensor.op], []
@@ -465,16 +446,16 @@ def explain_missing_gradient(run):
         depends on the weights but the tape did not record it; None when the experiment shows
         nothing (the caller then gives its own message).
     """
-    with graph_mode(), quiet_tensorflow(), _recording_gradient_calls() as calls:
+    with graph_mode(), quiet_tensorflow(), recording_gradients() as record:
         try:
             tf.function(lambda: (run(), None)[1])()
         except Exception as error:  # the trace stops at the student's first failing line
-            if _symbolic_value(error, "") and not calls:
+            if _symbolic_value(error, "") and not record.calls:
                 return ("M14", "The computation left TensorFlow inside the tape (np.* functions "
                         "or .numpy() on tensors), so the tape could not record it.",
                         "use tf.* operations between the weights and the loss (tf.square, "
                         "tf.reduce_mean, ...).")
-    for target, _, result in calls:
+    for _, target, _, result in record.calls:
         results = result if isinstance(result, (list, tuple)) else [result]
         if not any(r is None for r in results) or not hasattr(target, "graph"):
             continue
