@@ -1,11 +1,12 @@
 # nbgrader configuration of the course. Plain `nbgrader ...` commands run from this folder and the
-# `course` command use the same settings: see autograder/grading/settings.py.
+# `course` command use the same settings: see autograder/grading/configure.py.
 # A Jupyter server started here loads this file too (nbgrader's server extension): configure()
 # changes no environment variable, so students' kernels never run in grading mode.
 from traitlets.config import Application
 
-from autograder.grading.exchange import configure_exchange
-from autograder.grading.settings import configure, put_scripts_on_path
+from autograder.grading.distribute.exchange import configure_exchange
+from autograder.grading.configure import configure
+from autograder.grading.nbgrader_api import put_scripts_on_path
 
 c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
 configure(c)

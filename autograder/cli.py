@@ -15,7 +15,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .grading.settings import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
+    from .grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
 
     parser = argparse.ArgumentParser(
         prog="course", description="Release and grade the TensorFlow autodiff workbook.",
@@ -82,14 +82,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bundle":
         return bundle(args)
     if args.command == "formgrader":
-        from .grading.formgrader import open_formgrader
+        from .grading.distribute.formgrader import open_formgrader
 
         try:
             open_formgrader(args.out, args.lab_options)  # returns only on failure
         except FileNotFoundError as error:
             print(f"course formgrader: {error}", file=sys.stderr)
         return 2
-    from .grading import release
+    from .grading.distribute import release
 
     if args.command == "release":
         for path in release.release(args.assignments or None):
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo":
             for path in release.release(args.assignments):
                 print(f"released {path}")
-            from .grading.samples import build_sample_class
+            from .grading.demo.samples import build_sample_class
 
             args.submitted = build_sample_class(args.out / "submitted")
             print(f"sample class written to {args.submitted}")
@@ -113,12 +113,12 @@ LAYOUT = "<student_id>/<assignment_id>/<assignment_id>.ipynb"
 
 
 def grade(args) -> int:
-    from .grading.grade import grade_class
+    from .grading.run.pipeline import grade_class
     from .grading.layout import OutputLayout
-    from .grading.settings import DEFAULT_MEMORY_LIMIT_MB
-    from .grading.reports import NOT_SANDBOXED, attention_lines, score_table
+    from .grading.defaults import DEFAULT_MEMORY_LIMIT_MB
+    from .grading.run.reports import NOT_SANDBOXED, attention_lines, score_table
     from .grading.report_text import printable, render
-    from .grading.sandbox import SandboxUnavailable
+    from .grading.kernels.bwrap import SandboxUnavailable
 
     if not args.submitted.is_dir():
         print(f"course grade: {args.submitted} is not a folder", file=sys.stderr)
@@ -160,7 +160,7 @@ def grade(args) -> int:
         if path.exists():
             print(f"  {path}{'/' if path.is_dir() else ''}")
     if args.db_url is None:
-        from .grading.formgrader import formgrader_command
+        from .grading.distribute.formgrader import formgrader_command
 
         print(f"Open the formgrader on this class: {formgrader_command(args.out)}")
     attention = attention_lines(run.grades)
@@ -176,7 +176,7 @@ def grade(args) -> int:
 def bundle(args) -> int:
     import zipfile
 
-    from .grading.bundle import build_bundle
+    from .grading.distribute.bundle import build_bundle
 
     try:
         path = build_bundle(args.out)

@@ -1,6 +1,6 @@
 # JupyterLab for students: nbgrader's instructor tools hidden (Formgrader, Create Assignment);
 # Validate stays. Assignment List and Courses stay only where nbgrader's exchange exists (a shared
-# server or JupyterHub; see autograder/grading/exchange.py): on a laptop they only show errors.
+# server or JupyterHub; see autograder/grading/distribute/exchange.py): on a laptop they only show errors.
 #   .venv/bin/jupyter lab --config=jupyter-config/student.py notebooks/
 import os
 

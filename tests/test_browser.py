@@ -23,8 +23,8 @@ import nbformat
 import pytest
 
 from autograder.grading.course import REPO_ROOT
-from autograder.grading.formgrader import STUDENT_CONFIG
-from autograder.grading.settings import KERNEL_ENV
+from autograder.grading.distribute.formgrader import STUDENT_CONFIG
+from autograder.grading.defaults import KERNEL_ENV
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -255,7 +255,7 @@ def test_student_works_through_a_check_in_jupyterlab(browser, tmp_path):
 def grade_tiny_class(tmp: Path) -> Path:
     """Two submissions of one assignment (the full solution, mistake M01), graded with
     ``course grade``; returns the output folder."""
-    from autograder.grading.samples import build_sample_class
+    from autograder.grading.demo.samples import build_sample_class
 
     answers = REPO_ROOT / "tests" / "samples" / "answers"
     mine = tmp / "answers"

@@ -27,9 +27,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading.bundle import TOP, build_bundle
+from autograder.grading.distribute.bundle import TOP, build_bundle
 from autograder.grading.course import assignments
-from autograder.grading.samples import solution_answers
+from autograder.grading.demo.samples import solution_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = assignments(ROOT)

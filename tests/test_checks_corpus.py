@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading.samples import read_answers
+from autograder.grading.demo.samples import read_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "samples"

@@ -12,7 +12,7 @@ from autograder.checks import judge, plain
 from autograder.checks import software as checks
 from autograder.checks.compare import CheckFailed
 from autograder.checks.kernel_entry import Entry
-from autograder.grading.samples import read_answers
+from autograder.grading.demo.samples import read_answers
 from tests.expect import fails, fails_with, flat
 
 

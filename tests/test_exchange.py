@@ -4,7 +4,7 @@ An instructor releases 01 into a temporary exchange; two students fetch it, answ
 answer of the solution; ben: the first two only) and submit; the instructor collects, grades the
 collected submissions with ``course grade`` and releases the feedback; each student fetches their
 own feedback, which holds their score and no hidden test. The students run ``nbgrader`` with the
-configuration ``python -m autograder.grading.exchange`` prints, as ``~/.jupyter/nbgrader_config.py``
+configuration ``python -m autograder.grading.distribute.exchange`` prints, as ``~/.jupyter/nbgrader_config.py``
 in a home of their own, and JupyterLab's Assignment List (nbgrader's server-side class) finds the
 course there. When the tests run as root, each student runs as an unprivileged user of their own,
 so the exchange's file permissions are tested as on a shared server (where that user cannot run
@@ -25,10 +25,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading.exchange import COURSE_ID, student_config
-from autograder.grading.grade import grade_class
-from autograder.grading.reports import attention_lines
-from autograder.grading.samples import solution_answers
+from autograder.grading.defaults import COURSE_ID
+from autograder.grading.distribute.exchange import student_config
+from autograder.grading.run.pipeline import grade_class
+from autograder.grading.run.reports import attention_lines
+from autograder.grading.demo.samples import solution_answers
 from tests.test_release import _hidden_test_lines
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,7 +190,7 @@ def test_exchange_modes_let_students_in_and_keep_submissions_private(round_trip)
 def test_exchange_course_id_is_the_gradebooks():
     from traitlets.config import Config
 
-    from autograder.grading.settings import configure
+    from autograder.grading.configure import configure
 
     c = Config()
     configure(c, sandbox=False)

@@ -8,7 +8,7 @@ import sys
 import nbformat
 import pytest
 
-from autograder.grading.samples import build_sample_class
+from autograder.grading.demo.samples import build_sample_class
 from tests import mutate
 from tests.test_grading_samples import _hashes
 

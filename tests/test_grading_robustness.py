@@ -15,8 +15,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading.grade import grade_class
-from autograder.grading.settings import MAX_OUTPUT_LINES
+from autograder.grading.run.pipeline import grade_class
+from autograder.grading.defaults import MAX_OUTPUT_LINES
 from tests.test_grading_samples import _hashes
 
 HERE = Path(__file__).resolve().parent / "robustness"

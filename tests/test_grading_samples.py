@@ -1,7 +1,7 @@
 """The grader scores the sample submissions exactly as expected.
 
 One real grading run (real kernels, real nbgrader, two workers) over the sample class that
-autograder.grading.samples builds from the current release and tests/samples/answers; expected
+autograder.grading.demo.samples builds from the current release and tests/samples/answers; expected
 scores per student and graded cell are in tests/samples/expected/<assignment>.json.
 """
 import hashlib
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading.grade import grade_class
-from autograder.grading.samples import build_sample_class
+from autograder.grading.run.pipeline import grade_class
+from autograder.grading.demo.samples import build_sample_class
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "samples"

@@ -14,8 +14,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading.sandbox import sandbox_problem
-from autograder.grading.samples import build_sample_class
+from autograder.grading.kernels.bwrap import sandbox_problem
+from autograder.grading.demo.samples import build_sample_class
 from tests.test_grading_samples import _hashes
 
 ASSIGNMENT = "01_gradient_tape"

@@ -5,12 +5,14 @@ import hashlib
 import nbformat
 from nbformat.v4 import new_code_cell, new_output
 
-from autograder.grading.benchmark import build_class
+from autograder.grading.demo.benchmark import build_class
 from autograder.grading.course import assignments
-from autograder.grading.grade import NotebookGrade, failure_reason
-from autograder.grading.preprocessors import (GradingExecute, HideTracebacks, NameTimeouts,
-                                              QuietTensorFlowStderr)
-from autograder.grading.reports import class_summary, score_table
+from autograder.grading.run.results import NotebookGrade
+from autograder.grading.nbgrader_api import failure_reason
+from autograder.grading.preprocessors.execute import GradingExecute
+from autograder.grading.preprocessors.feedback import HideTracebacks
+from autograder.grading.preprocessors.autograde import NameTimeouts, QuietTensorFlowStderr
+from autograder.grading.run.reports import class_summary, score_table
 
 TF_LOG = ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR\n"
           "I0000 00:00:1796028359.377353    2077 port.cc:153] oneDNN custom operations are on.\n"
@@ -142,7 +144,7 @@ def test_readme_and_command_help_give_the_settings_own_defaults(capsys):
 
     from autograder.cli import main
     from autograder.grading.course import REPO_ROOT
-    from autograder.grading.settings import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
+    from autograder.grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
 
     readme = (REPO_ROOT / "README.md").read_text()
     assert f"`--cell-timeout S`\n(default {CELL_TIMEOUT_S})" in readme
@@ -196,7 +198,7 @@ def _assert_unforged(text: str):
 
 
 def test_every_string_from_a_submission_reaches_the_text_reports_escaped():
-    from autograder.grading.reports import attention_lines
+    from autograder.grading.run.reports import attention_lines
 
     grades = _forged_grades()
     for text in (score_table(grades), class_summary(grades), "\n".join(attention_lines(grades))):
@@ -206,7 +208,7 @@ def test_every_string_from_a_submission_reaches_the_text_reports_escaped():
 def _gradebook_with(tmp_path, student_id, assignment_id):
     from nbgrader.api import Gradebook
 
-    from autograder.grading.course import nbgrader_config
+    from autograder.grading.nbgrader_api import nbgrader_config
     from autograder.grading.layout import OutputLayout
 
     config = nbgrader_config(db_path=tmp_path / "gradebook.db")
@@ -220,7 +222,7 @@ def test_no_csv_cell_starts_a_spreadsheet_formula(tmp_path):
     import csv
     import re
 
-    from autograder.grading.reports import write_exports
+    from autograder.grading.run.reports import write_exports
 
     # "@x" is a student id nbgrader accepts; a message can start with what an exception is named.
     config, layout = _gradebook_with(tmp_path, "@SUM", "01_x")
@@ -243,10 +245,10 @@ def test_no_csv_cell_starts_a_spreadsheet_formula(tmp_path):
 def test_a_failed_jobs_log_reaches_the_output_folder_escaped(tmp_path):
     from types import SimpleNamespace
 
-    from autograder.grading.grade import ClassGrading
-    from autograder.grading.jobs import JobResult
+    from autograder.grading.run.pipeline import ClassGrading
+    from autograder.grading.jobs.job import JobResult
     from autograder.grading.layout import OutputLayout
-    from autograder.grading.submissions import Submission
+    from autograder.grading.intake.submissions import Submission
 
     run = SimpleNamespace(layout=OutputLayout(tmp_path))
     result = JobResult("ada/01_x", "failed", reason="x" + FORGED, log="line 1\n\tline 2" + FORGED)

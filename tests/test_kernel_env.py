@@ -12,9 +12,11 @@ import pytest
 from traitlets.config import Config
 
 from autograder.grading.course import REPO_ROOT
-from autograder.grading.kernels import GradingKernelManager, grading_env
-from autograder.grading.sandbox import SandboxUnavailable, SandboxedKernelManager, sandbox_argv
-from autograder.grading.settings import KERNEL_ENV, configure
+from autograder.grading.kernels.managers import GradingKernelManager, grading_env
+from autograder.grading.kernels.bwrap import SandboxUnavailable, sandbox_argv
+from autograder.grading.kernels.managers import SandboxedKernelManager
+from autograder.grading.defaults import KERNEL_ENV
+from autograder.grading.configure import configure
 
 STUDENT_ENV = {k: v for k, v in os.environ.items() if k not in KERNEL_ENV}
 

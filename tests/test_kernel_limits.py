@@ -1,4 +1,4 @@
-"""Limits per kernel (autograder.grading.limits): one kernel's tasks and memory are its own, counted
+"""Limits per kernel (autograder.grading.kernels.cgroups): one kernel's tasks and memory are its own, counted
 over all its threads and processes, and a failure of the grader's own machinery is never a grade.
 
 Real kernels, started by the real kernel manager through nbclient, in the real sandbox; the
@@ -20,16 +20,20 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 
-from autograder.grading import limits, warm_kernels
-from autograder.grading.grade import ClassGrading, grade_class
-from autograder.grading.sandbox import SandboxedKernelManager, sandbox_problem
+from autograder.grading.defaults import MAX_TASKS_PER_KERNEL
+from autograder.grading.failures import OUT_OF_MEMORY
+from autograder.grading.kernels.managers import warm as warm_kernels
+from autograder.grading.kernels.cgroups import limit_problems
+from autograder.grading.run.pipeline import ClassGrading, grade_class
+from autograder.grading.kernels.managers import SandboxedKernelManager
+from autograder.grading.kernels.bwrap import sandbox_problem
 from tests.test_sandbox import ROOT, run_in_kernel
 
 pytestmark = [
     pytest.mark.skipif(sandbox_problem() is not None,
                        reason=f"no sandbox on this host: {sandbox_problem()}"),
 ]
-MISSING = limits.limit_problems()
+MISSING = limit_problems()
 needs_cgroups = pytest.mark.skipif("memory" in MISSING or "tasks" in MISSING,
                                    reason=f"no per-kernel cgroup limits here: {MISSING}")
 
@@ -80,7 +84,7 @@ def test_a_kernel_holding_all_the_threads_it_may_start_does_not_stop_the_next_ke
     assert km.warm_template is hog_km.warm_template and not km.provisioner.started_cold
     assert still_holding >= 300  # the first kernel still held its threads meanwhile
     started = int(hog_nb.cells[0].outputs[-1]["text"])
-    assert 300 < started < limits.MAX_TASKS_PER_KERNEL
+    assert 300 < started < MAX_TASKS_PER_KERNEL
 
 
 @needs_cgroups
@@ -92,7 +96,7 @@ def test_a_kernels_processes_together_are_killed_at_its_memory_limit():
            "import time; time.sleep(60)'\n"
            "children = [subprocess.Popen([sys.executable, '-c', code]) for _ in range(5)]\n"
            "time.sleep(30)\nprint('survived', [c.poll() for c in children])")
-    limits.OUT_OF_MEMORY.clear()
+    OUT_OF_MEMORY.clear()
     nb, client, km = _client(["print('before')", hog, "print('after')"], memory_limit_bytes=limit)
     started = time.monotonic()
     with pytest.raises(DeadKernelError):
@@ -100,7 +104,7 @@ def test_a_kernels_processes_together_are_killed_at_its_memory_limit():
     assert time.monotonic() - started < 25  # killed at the limit, not after the cell's sleep
     assert nb.cells[0].outputs[0]["text"] == "before\n" and nb.cells[2].outputs == []
     assert km.kernel_cgroup.peak_bytes <= limit
-    assert limits.OUT_OF_MEMORY == ["the kernel was killed: its processes together went past "
+    assert OUT_OF_MEMORY == ["the kernel was killed: its processes together went past "
                                     "the memory limit (3072 MiB)"]
     assert not km.kernel_cgroup.dirs  # removed when the kernel ended
 

@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from autograder.grading.course import assignments
-from autograder.grading.release import release_to_temp
+from autograder.grading.distribute.release import release_to_temp
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = assignments(ROOT)

@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading.samples import SampleError, build_sample_class
+from autograder.grading.demo.samples import SampleError, build_sample_class
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "samples"

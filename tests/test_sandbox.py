@@ -16,8 +16,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder.grading.limits import MAX_TASKS_PER_KERNEL, limit_problems
-from autograder.grading.sandbox import SandboxedKernelManager, sandbox_argv, sandbox_problem
+from autograder.grading.defaults import MAX_TASKS_PER_KERNEL
+from autograder.grading.kernels.cgroups import limit_problems
+from autograder.grading.kernels.managers import SandboxedKernelManager
+from autograder.grading.kernels.bwrap import sandbox_argv, sandbox_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = ROOT / "autograder" / "checks" / "tapes.py"

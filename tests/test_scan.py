@@ -9,9 +9,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading.samples import build_sample_class
-from autograder.grading.scan import review_submission, scan_notebook, scan_source
-from autograder.grading.submissions import find_submissions, stage
+from autograder.grading.demo.samples import build_sample_class
+from autograder.grading.intake.scan import review_submission, scan_notebook, scan_source
+from autograder.grading.intake.submissions import find_submissions, stage
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE_NAMES = {"tf": "tensorflow", "np": "numpy", "plt": "matplotlib.pyplot",
@@ -192,7 +192,7 @@ def test_a_notebook_the_scan_cannot_read_or_scan_is_a_flag_never_an_exception(tm
     broken.write_text("[" * 5000 + "]" * 5000)
     restored, flags = review_submission(broken, released)
     assert restored == [] and flags[0].startswith("the notebook could not be scanned: "), flags
-    import autograder.grading.scan as scan
+    import autograder.grading.intake.scan as scan
 
     def explode(*args):
         raise RecursionError("maximum recursion depth exceeded")
@@ -261,7 +261,7 @@ def test_the_readme_says_the_scan_is_advisory():
 
 
 def test_scan_flags_the_routes_into_the_checks_a_red_team_found():
-    from autograder.grading.scan import scan_source
+    from autograder.grading.intake.scan import scan_source
 
     course = {"checks": "autograder.checks.tapes", "tf": "tensorflow", "np": "numpy"}
     found = " | ".join(r for _, r in scan_source(

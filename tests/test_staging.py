@@ -5,8 +5,9 @@ import copy
 import nbformat
 import pytest
 
-from autograder.grading.submissions import (find_submissions, read_notebook, repair_grade_cells, stage,
-                                            student_id_problem)
+from autograder.grading.intake.submissions import find_submissions, stage, student_id_problem
+from autograder.grading.intake.reading import read_notebook
+from autograder.grading.intake.repair import repair_grade_cells
 from tests import mutate
 
 from tests.test_submissions import _release_notebook

@@ -7,8 +7,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading.grade import grade_class
-from autograder.grading.submissions import find_submissions, notebook_problem, stage, unknown_folders
+from autograder.grading.run.pipeline import grade_class
+from autograder.grading.intake.submissions import find_submissions, stage, unknown_folders
+from autograder.grading.intake.reading import notebook_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -222,7 +223,7 @@ def test_a_class_with_files_that_cannot_be_parsed_and_reports_forged_ends_with_e
     import re
 
     from autograder.cli import main
-    from autograder.grading.samples import build_sample_class
+    from autograder.grading.demo.samples import build_sample_class
 
     assignment = "01_gradient_tape"
     samples = build_sample_class(tmp_path / "samples")

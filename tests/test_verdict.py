@@ -1,4 +1,4 @@
-"""The grader's verdict from plain data (autograder.grading.verdict, autograder.checks.plain,
+"""The grader's verdict from plain data (autograder.grading.preprocessors.verdict, autograder.checks.plain,
 autograder.checks.judge): graded cells parsed from the instructor's source, the kernel's answer
 read as hostile input, references and words that are the grader's own. The end-to-end routes
 (a real kernel forging a reply, reading a check's frame) are in tests/test_grading_tamper.py."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from autograder.checks import judge, plain
-from autograder.grading import verdict
+from autograder.grading.preprocessors import verdict
 
 SQUARE = "checks.check_square_grad(square_grad)\n### BEGIN HIDDEN TESTS\n" \
          "checks.check_square_grad(square_grad, cases=[0.5, -4, 7, 10.25], hidden=True)\n" \
@@ -34,7 +34,7 @@ def _cases(values, from_tape=True):
 
 def test_the_grader_half_imports_without_tensorflow():
     code = ("import sys; from autograder.checks import judge; judge.load(); "
-            "import autograder.grading.verdict; "
+            "import autograder.grading.preprocessors.verdict; "
             "print('tensorflow' in sys.modules, sorted(judge.EXERCISES)[:1])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.stdout.startswith("False"), out.stdout + out.stderr

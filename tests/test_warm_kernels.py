@@ -1,4 +1,4 @@
-"""Warm grading kernels (autograder.grading.warm_kernels): forked from a template that imported
+"""Warm grading kernels (autograder.grading.kernels.warm): forked from a template that imported
 TensorFlow, each as pristine and as isolated as a cold kernel.
 
 Real kernels are started through nbclient by the real kernel manager, one after another from the
@@ -6,8 +6,8 @@ same template, as nbgrader grades one student after another.
 """
 import pytest
 
-from autograder.grading import warm_kernels
-from autograder.grading.sandbox import sandbox_problem
+from autograder.grading.kernels.managers import warm as warm_kernels
+from autograder.grading.kernels.bwrap import sandbox_problem
 from tests.test_sandbox import run_in_kernel
 
 pytestmark = pytest.mark.skipif(sandbox_problem() is not None,

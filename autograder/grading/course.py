@@ -1,12 +1,10 @@
-"""Where the course lives and how nbgrader is configured for one run."""
+"""Where the course lives and how nbgrader is configured for one run.
+"""
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
-from traitlets.config import Config
-
-from .settings import CELL_TIMEOUT_S, configure, put_scripts_on_path
+from autograder.grading.defaults import DEMO_TAG
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -17,61 +15,18 @@ def assignments(root: Path = REPO_ROOT) -> list[str]:
                   if p.is_dir() and any(p.glob("*.ipynb")))
 
 
-def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
-                    db_url: str | None = None, release_dir: Path | None = None,
-                    submitted_dir: Path | None = None, workdir: Path | None = None,
-                    cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None,
-                    memory_limit_bytes: int | None = None,
-                    demo_sha256: list[str] | None = None) -> Config:
-    """The course's nbgrader ``Config`` with its directories resolved for one run.
+def demo_cell_hashes(notebooks) -> list[str]:
+    """The sha256 (hex) of the source of every code cell tagged :data:`DEMO_TAG` in the given
+    source notebooks (paths). A submitted cell whose source hashes to one of these, and which is
+    neither graded nor an answer cell, is the author's demonstration, unchanged: it is skipped
+    when grading (:class:`~.preprocessors.execute.GradingExecute`). A demo cell a student edited runs."""
+    import hashlib
+    import json
 
-    Args:
-        root: the course root holding ``solutions/`` (nbgrader's source directory).
-        db_path: SQLite gradebook file; default ``<workdir>/gradebook.db`` or a temporary file.
-        db_url: any SQLAlchemy URL of the gradebook (PostgreSQL, say); overrides ``db_path``.
-        release_dir: where released notebooks go; default ``<root>/notebooks``.
-        submitted_dir: folder in nbgrader's ``<student>/<assignment>/<notebook>.ipynb`` layout.
-        workdir: where ``autograded/`` and ``feedback/`` go.
-        cell_timeout_s: per-cell time limit of graded runs, seconds.
-        sandbox: run graded kernels in the bubblewrap sandbox; None: where available.
-        memory_limit_bytes: memory limit of each graded kernel, bytes (its address space, and all
-            its processes together in its cgroup); None for none.
-        demo_sha256: the demonstration cells grading skips (settings.demo_cell_hashes; []: none);
-            None: those of this course's ``solutions/``.
-    """
-    put_scripts_on_path()  # a grading process: nbgrader runs alembic to make a gradebook
-    c = Config()
-    configure(c, cell_timeout_s, sandbox, demo_sha256)
-    c.LimitedKernelManager.memory_limit_bytes = memory_limit_bytes or 0
-    c.CourseDirectory.root = str(root)
-    if release_dir is not None:
-        c.CourseDirectory.release_directory = str(Path(release_dir).resolve())
-    if submitted_dir is not None:
-        c.CourseDirectory.submitted_directory = str(Path(submitted_dir).resolve())
-    if workdir is not None:
-        workdir = Path(workdir).resolve()
-        c.CourseDirectory.autograded_directory = str(workdir / "autograded")
-        c.CourseDirectory.feedback_directory = str(workdir / "feedback")
-        db_path = db_path or workdir / "gradebook.db"
-    if db_url is None and db_path is None:
-        db_path = Path(tempfile.mkdtemp(prefix="gradebook-")) / "gradebook.db"
-    if db_url is None:
-        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
-    c.CourseDirectory.db_url = db_url or sqlite_url(db_path)
-    return c
-
-
-def sqlite_url(db_path: Path) -> str:
-    """SQLAlchemy URL of a SQLite gradebook that waits up to 120 s for a lock held by another
-    grading process instead of failing at once."""
-    return f"sqlite:///{Path(db_path).resolve()}?timeout=120"
-
-
-def nbgrader_api(config: Config):
-    """An ``NbGraderAPI`` over ``config`` (paths resolved against its ``CourseDirectory.root``)."""
-    from nbgrader.apps import NbGraderAPI
-    from nbgrader.coursedir import CourseDirectory
-
-    coursedir = CourseDirectory(config=config)
-    return NbGraderAPI(coursedir=coursedir, config=config)
-
+    hashes = set()
+    for path in notebooks:
+        for cell in json.loads(open(path, encoding="utf-8").read())["cells"]:
+            if cell["cell_type"] == "code" and DEMO_TAG in cell["metadata"].get("tags", []):
+                source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+                hashes.add(hashlib.sha256(source.encode()).hexdigest())
+    return sorted(hashes)

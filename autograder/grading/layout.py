@@ -4,6 +4,8 @@ The README's table of outputs describes this layout; `course grade` and `course 
 """
 from __future__ import annotations
 
+import fcntl
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,3 +76,16 @@ class OutputLayout:
         """The outputs an instructor reads, in the order the command lists them."""
         return [self.grades_csv, self.scores_csv, self.summary, *self.plots, self.feedback,
                 self.gradebook]
+
+
+@contextmanager
+def gradebook_lock(out: Path):
+    """An exclusive lock on the output folder's lock file (:class:`~.layout.OutputLayout`) held
+    while writing the gradebook, so that two grading runs on the same course never write at once."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(OutputLayout(out).lock, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

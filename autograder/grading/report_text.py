@@ -9,7 +9,7 @@ to the printed table, ``summary.txt``, a CSV or a log.
   a file name are written as ``\\x1b``, ``\\n``, ``\\u202e``... Printable text is left as it is,
   so escaping twice changes nothing.
 - :func:`render` joins report lines, each through :func:`printable`: the text functions of
-  :mod:`.reports` and the command return what it gives, so no line of theirs can hold a second,
+  :mod:`.run.reports` and the command return what it gives, so no line of theirs can hold a second,
   forged one.
 - :func:`write_csv` writes every cell through :func:`csv_cell`: escaped as above, and a cell that
   would start a spreadsheet formula (``=``, ``+``, ``-``, ``@``, tab, carriage return, or their

@@ -1,0 +1,88 @@
+"""The course's nbgrader settings, in one place: ``nbgrader_config.py`` and the ``course`` command
+both call :func:`configure`, so plain ``nbgrader`` commands and ours grade the same way.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.grading.course import demo_cell_hashes
+from autograder.grading.defaults import CELL_TIMEOUT_S, KERNEL_NAME, KERNEL_STARTUP_TIMEOUT_S, MAX_OUTPUT_LINES
+from autograder.grading.kernels.bwrap import sandbox_default
+from autograder.grading.preprocessors.autograde import (
+    LimitOutputSize,
+    NameTimeouts,
+    NoCreditFromResults,
+    QuietTensorFlowStderr,
+)
+from autograder.grading.preprocessors.execute import GradingExecute, SandboxedExecute
+from autograder.grading.preprocessors.feedback import HideOutputsAfterTests, HideTestOutputs, HideTracebacks
+
+
+def _insert_after(steps: list, anchor, new: list) -> None:
+    """Insert the preprocessors ``new`` into ``steps`` right after ``anchor`` (in place)."""
+    at = steps.index(anchor) + 1
+    steps[at:at] = new
+
+
+def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None,
+              demo_sha256: list[str] | None = None) -> None:
+    """Fill a traitlets ``Config`` ``c`` with the course's nbgrader settings. Graded kernels run
+    in grading mode (:data:`KERNEL_ENV`, given by their kernel manager); nothing else changes.
+
+    ``cell_timeout_s`` is the per-cell time limit of graded runs, in seconds. ``sandbox`` runs
+    every graded kernel in the bubblewrap sandbox (:mod:`.kernels.bwrap`); None: where it is available
+    (Linux with ``bwrap``). ``demo_sha256`` lists the demonstration cells grading skips
+    (:func:`demo_cell_hashes`; [] runs every cell); None: those of this course's ``solutions/``.
+
+    Directories are relative to the course root (the repository): ``solutions`` is nbgrader's
+    source directory and ``notebooks`` its release directory.
+    """
+    from nbgrader.converters import Autograde, GenerateFeedback
+    from nbgrader.preprocessors import ClearHiddenTests, Execute, GetGrades, LimitOutput
+
+
+    # Configuration only: no environment variable of this process is changed here (a Jupyter
+    # server loads this too, through nbgrader's server extension, and its kernels are students').
+    c.CourseDirectory.source_directory = "solutions"
+    c.CourseDirectory.release_directory = "notebooks"
+    c.CourseDirectory.course_id = "tf-autodiff-workbook"
+
+    c.Execute.timeout = cell_timeout_s
+    c.Execute.startup_timeout = KERNEL_STARTUP_TIMEOUT_S
+    c.Execute.kernel_name = KERNEL_NAME
+    c.Execute.interrupt_on_timeout = True
+    # G07: a flood of output (10^5 tf.print lines) may still be arriving after the cell's reply;
+    # wait for it a while, then go on with what came (it is truncated below anyway).
+    c.Execute.iopub_timeout = 30
+    c.Execute.raise_on_iopub_timeout = False
+    # G01: a cell past its time limit is interrupted, scores 0 and says why; the rest still runs.
+    c.Execute.error_on_timeout = {
+        "ename": "CellTimeoutError",
+        "evalue": f"timed out after {cell_timeout_s} s (an infinite loop?)",
+        "traceback": [f"CellTimeoutError: timed out after {cell_timeout_s} s (an infinite loop?)"],
+    }
+
+    # G03/G04: graded cells a student deleted are restored from the source.
+    c.OverwriteCells.add_missing_cells = True
+    c.ClearHiddenTests.enforce_metadata = True
+
+    if sandbox is None:
+        sandbox = sandbox_default()
+    # nbgrader's own lists, extended: our Execute in place of its, our steps after the ones named.
+    autograde = list(Autograde.class_traits()["autograde_preprocessors"].default())
+    autograde[autograde.index(Execute)] = SandboxedExecute if sandbox else GradingExecute
+    _insert_after(autograde, autograde[0], [NameTimeouts, QuietTensorFlowStderr])
+    _insert_after(autograde, LimitOutput, [LimitOutputSize, NoCreditFromResults])
+    c.Autograde.autograde_preprocessors = autograde
+    c.NameTimeouts.cell_timeout_s = cell_timeout_s
+    if demo_sha256 is None:
+        solutions = (Path(__file__).resolve().parents[2] / "solutions").glob("*/*.ipynb")
+        demo_sha256 = demo_cell_hashes(sorted(solutions))
+    c.GradingExecute.demo_sha256 = list(demo_sha256)
+    c.LimitOutput.max_lines = MAX_OUTPUT_LINES
+    c.LimitOutput.max_traceback = 100
+    # Feedback: scores, but no hidden test source and no traceback that could quote it.
+    feedback = list(GenerateFeedback.class_traits()["preprocessors"].default())
+    _insert_after(feedback, GetGrades, [ClearHiddenTests, HideTracebacks, HideTestOutputs,
+                                        HideOutputsAfterTests])
+    c.GenerateFeedback.preprocessors = feedback

@@ -1,0 +1,1 @@
+"""A class's submissions as they arrive: read safely, found, staged, repaired, scanned."""

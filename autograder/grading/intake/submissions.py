@@ -1,0 +1,208 @@
+"""Find, validate and stage a class's submissions without ever writing to them.
+
+Layout (nbgrader's): ``<submitted>/<student_id>/<assignment_id>/<notebook>.ipynb``, optionally with
+nbgrader's ``timestamp.txt`` beside the notebooks.
+
+Every file is read safely (:func:`read_notebook`): nothing of one submission can raise past it
+(a file too large, not a regular file, in another encoding, JSON nested too deeply or not an
+object); each such file gets its reason (:func:`notebook_problem`), and the rest of the class is
+graded.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from autograder.grading.defaults import MAX_OTHER_FILES_BYTES, STUDENT_ID
+from autograder.grading.intake.reading import (
+    FileTooLarge,
+    UnreadableNotebook,
+    _check_notebook,
+    _mib,
+    read_capped,
+    read_notebook,
+)
+from autograder.grading.intake.repair import repair_grade_cells
+from autograder.grading.report_text import printable
+
+
+@dataclass
+class Submission:
+    """One student's submission of one assignment.
+
+    ``notebooks`` maps each notebook name of the assignment (file stem) to the submitted file;
+    ``problems`` maps the name of each notebook that cannot be graded to the reason; ``notes`` says
+    what was done about misnamed or extra files. The report shows problems and notes.
+    """
+    student_id: str
+    assignment_id: str
+    folder: Path
+    notebooks: dict[str, Path] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.student_id}/{self.assignment_id}"
+
+
+def find_submissions(submitted_dir: Path, expected: dict[str, list[str]]) -> list[Submission]:
+    """Every ``<student>/<assignment>`` folder of ``submitted_dir`` for the assignments of
+    ``expected`` (assignment id -> its notebook names), sorted by student then assignment, each
+    notebook validated with :func:`notebook_problem`.
+
+    A notebook file with another name (``01_gradient_tape (1).ipynb``, as a browser names a second
+    download) stands for the assignment's notebook when it is the only candidate; other extra
+    notebooks are left out. Both are said in ``notes``. A student id is shown with unprintable
+    characters escaped; a symbolic link (to a solution, to another student's file) is never
+    followed: such a notebook or folder is refused, such an extra file left out.
+    """
+    found = []
+    for student_dir in sorted(p for p in Path(submitted_dir).iterdir() if _is_dir(p)):
+        for assignment_id, names in expected.items():
+            folder = student_dir / assignment_id
+            if not _is_dir(folder):
+                continue
+            sub = Submission(printable(student_dir.name), assignment_id, folder)
+            try:
+                _find_notebooks(sub, student_dir, names)
+            except Exception as error:  # an unreadable folder: this submission only
+                sub.notebooks.clear()
+                sub.problems = {name: "the submission folder could not be read: "
+                                      f"{type(error).__name__}: {error}" for name in names}
+            found.append(sub)
+    return found
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # a folder that cannot be looked into (permissions) is read, and said
+        return True
+
+
+def _find_notebooks(sub: Submission, student_dir: Path, names: list[str]) -> None:
+    """Fill ``sub`` (of ``student_dir``) with its notebooks, problems and notes."""
+    folder = sub.folder
+    files = sorted(p for p in folder.iterdir() if p.suffix == ".ipynb")
+    extra = [p for p in files if p.stem not in names]
+    for path in files:
+        if path.stem in names:
+            sub.notebooks[path.stem] = path
+    missing = [name for name in names if name not in sub.notebooks]
+    if len(missing) == 1 and len(extra) == 1:
+        sub.notebooks[missing[0]] = extra.pop()
+        sub.notes.append(f"graded '{printable(sub.notebooks[missing[0]].name)}' as {missing[0]}.ipynb")
+    sub.notes += [f"left out '{printable(p.name)}' (not a notebook of this assignment)" for p in extra]
+    refused = student_id_problem(student_dir.name) or (
+        "the student folder or its assignment folder is a symbolic link: not graded"
+        if student_dir.is_symlink() or folder.is_symlink() else None)
+    for name, path in sub.notebooks.items():
+        problem, note = (refused, None) if refused else _check_notebook(path)
+        if problem:
+            sub.problems[name] = problem
+        if note:
+            sub.notes.append(f"{name}.ipynb {note}")
+    if refused and not sub.notebooks:
+        sub.problems.update({name: refused for name in names})
+
+
+def unknown_folders(submitted_dir: Path, assignment_ids: list[str]) -> list[str]:
+    """``<student>/<folder>`` entries of ``submitted_dir`` that name no assignment of the course
+    (a sign of a wrong layout), and files lying directly in a student's folder."""
+    odd = []
+    for student_dir in sorted(p for p in Path(submitted_dir).iterdir() if p.is_dir()):
+        try:
+            entries = sorted(student_dir.iterdir())
+        except OSError:
+            continue  # said by find_submissions
+        odd += [printable(f"{student_dir.name}/{p.name}") for p in entries
+                if p.name not in assignment_ids and not p.name.startswith(".")]
+    return odd
+
+
+def student_id_problem(student_id: str) -> str | None:
+    """Why the folder name ``student_id`` cannot be a student id in nbgrader, or None (G15).
+
+    nbgrader finds a student's files with file patterns, so ``kim[2]`` would match ``kim2``; such a
+    folder is refused with this reason, and the rest of the class is graded."""
+    if STUDENT_ID.fullmatch(student_id):
+        return None
+    odd = sorted({ch for ch in student_id if not re.fullmatch(r"[\w.@+-]", ch)} |
+                 ({"."} if student_id.startswith(".") else set()))
+    shown = " ".join(f"'{printable(ch)}'" for ch in odd)
+    safe = printable(re.sub(r"[^\w.@+-]+", "_", student_id).strip("_.")) or "student"
+    return (f"student folder '{printable(student_id)}' not graded: nbgrader cannot use it as a "
+            f"student id (characters {shown}); rename the folder, for example to '{safe}', and "
+            "grade again")
+
+
+
+
+def stage(sub: Submission, staged_root: Path, release_dir: Path | None = None) -> Path:
+    """Copy the gradable files of ``sub`` to ``<staged_root>/<student>/<assignment>/`` (each notebook
+    under the assignment's name for it, normalized by :func:`read_notebook`) and return that
+    folder. nbgrader reads only this copy, so the submitted files cannot change.
+
+    With ``release_dir`` (holding ``<assignment>/<notebook>.ipynb``), each notebook is also repaired
+    against its release by :func:`repair_grade_cells` (:func:`staged_notebook`); what was done is
+    added to ``sub.notes``. The other files of the folder are copied while they take no more
+    than :data:`MAX_OTHER_FILES_BYTES` together; symbolic links, what is not a regular file, and
+    a ``timestamp.txt`` nbgrader could not read are left out, with a note.
+    """
+    dest = Path(staged_root) / sub.student_id / sub.assignment_id
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    budget = MAX_OTHER_FILES_BYTES
+    for path in sorted(sub.folder.iterdir()):
+        if path.suffix == ".ipynb" or path.is_dir() and not path.is_symlink():
+            continue
+        shown = printable(path.name)
+        try:
+            data = read_capped(path, budget)
+        except FileTooLarge as error:
+            sub.notes.append(f"left out '{shown}' ({error} left of the "
+                             f"{_mib(MAX_OTHER_FILES_BYTES)} the other files of a submission may take)")
+            continue
+        except UnreadableNotebook as error:
+            sub.notes.append(f"left out '{shown}' ({error})")
+            continue
+        if path.name == "timestamp.txt" and not _nbgrader_timestamp(data):
+            sub.notes.append("left out 'timestamp.txt' (not a time nbgrader can read)")
+            continue
+        budget -= len(data)
+        (dest / path.name).write_bytes(data)
+    for name, path in sub.notebooks.items():
+        if name not in sub.problems:
+            released = Path(release_dir or "") / sub.assignment_id / f"{name}.ipynb"
+            nb, notes = staged_notebook(
+                path, released if release_dir is not None and released.exists() else None)
+            sub.notes += notes
+            nbformat.write(nb, dest / f"{name}.ipynb")
+    return dest
+
+
+def staged_notebook(path: Path, released: Path | None) -> tuple:
+    """The notebook that grading runs for the submitted file ``path``: read by
+    :func:`read_notebook`, repaired against the ``released`` notebook (when given) by
+    :func:`repair_grade_cells`; and the notes of the repair. :func:`stage` writes it, the scan
+    (:func:`~.intake.scan.review_flags`) reads it."""
+    nb = read_notebook(path)
+    notes = repair_grade_cells(nb, nbformat.read(released, as_version=4)) if released else []
+    return nb, notes
+
+
+def _nbgrader_timestamp(data: bytes) -> bool:
+    """Whether nbgrader can read ``data`` as the contents of a ``timestamp.txt``."""
+    from nbgrader.utils import parse_utc
+
+    try:
+        text = data.decode("utf-8").strip()
+        return not text or parse_utc(text) is not None
+    except Exception:
+        return False

@@ -1,0 +1,105 @@
+"""Run grading jobs on Dask: an embedded ``LocalCluster`` by default, or an existing cluster.
+
+Each job (:class:`~.jobs.job.Job`) is data in, data out, so a worker needs no shared file system:
+only this package installed. Workers are processes with one thread each, so one job runs per
+worker at a time. A worker lost mid-job (its machine went away, it was killed) has its job
+rescheduled once on another worker; a job that loses a second worker ends as ``"lost"`` with a
+reason, not in a retry loop. Each worker of the embedded cluster has a memory limit
+(:func:`worker_memory_limit`): past it Dask restarts the worker, and its job counts as one lost.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+from tqdm.auto import tqdm
+
+from autograder.grading.defaults import ALLOWED_FAILURES, WORKER_MEMORY_MAX
+from autograder.grading.jobs.job import Job, JobResult
+from autograder.grading.jobs.worker import grade_job
+
+
+def default_workers() -> int:
+    """The number of cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def worker_memory_limit(workers: int) -> int:
+    """The memory limit of each of ``workers`` workers on this machine, bytes: the memory this
+    process may use (the machine's, or its cgroup's) shared among them, at most
+    :data:`WORKER_MEMORY_MAX`. A worker grading this workbook uses a few hundred MiB; the limit
+    stops one that holds a huge notebook's outputs."""
+    from distributed.system import MEMORY_LIMIT
+
+    return int(min(MEMORY_LIMIT / max(1, workers), WORKER_MEMORY_MAX))
+
+
+@contextmanager
+def dask_client(workers: int, scheduler: str | None = None) -> Iterator:
+    """A ``distributed.Client``: connected to ``scheduler`` (an address such as
+    ``tcp://10.0.0.5:8786``) when given, else to a new ``LocalCluster`` of ``workers`` worker
+    processes with one thread each, on this machine's loopback (its dashboard on a free port),
+    each with :func:`worker_memory_limit`: Dask restarts a worker past 95% of it (and never pauses
+    or spills one: a job holds nothing Dask could spill)."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+                          "distributed.worker.memory.target": False,
+                          "distributed.worker.memory.spill": False,
+                          "distributed.worker.memory.pause": False,
+                          "distributed.worker.memory.terminate": 0.95}):
+        if scheduler:
+            with Client(scheduler) as client:
+                yield client
+            return
+        with LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
+                          host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                          memory_limit=worker_memory_limit(workers),
+                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+            yield client
+
+
+def run_jobs(jobs: list[Job], workers: int, *, scheduler: str | None = None,
+             on_done: Callable[[JobResult], None] | None = None,
+             progress: bool = True) -> dict[str, JobResult]:
+    """Grade every job on Dask and return job key -> :class:`~.jobs.job.JobResult`.
+
+    Args:
+        jobs: the jobs; their keys (``student/assignment``) must be unique.
+        workers: worker processes of the embedded cluster (ignored with ``scheduler``).
+        scheduler: address of an existing Dask scheduler; None starts a ``LocalCluster``.
+        on_done: called in this thread with each result as soon as its job ends (the client
+            records it there); it must not raise.
+        progress: show a tqdm bar with submissions done, failed and left.
+    """
+    results: dict[str, JobResult] = {}
+    if not jobs:
+        return results
+    from distributed import as_completed
+
+    run_id = uuid.uuid4().hex[:8]
+    with dask_client(workers, scheduler) as client:
+        futures = {client.submit(grade_job, job, key=f"grade-{run_id}-{job.key}", pure=False): job
+                   for job in jobs}
+        failed = 0
+        with tqdm(total=len(jobs), unit="nb", desc="grading", disable=not progress,
+                  dynamic_ncols=True) as bar:
+            for future in as_completed(futures):
+                job = futures[future]
+                try:
+                    result = future.result()
+                except Exception as error:  # KilledWorker: it took its workers down with it
+                    result = JobResult(job.key, "lost", "the grading worker died while grading "
+                                       f"it, {ALLOWED_FAILURES + 1} times ({type(error).__name__})")
+                results[job.key] = result
+                failed += not result.success
+                if on_done:
+                    on_done(result)
+                bar.set_postfix(done=len(results) - failed, failed=failed,
+                                left=len(jobs) - len(results), refresh=False)
+                bar.update(1)
+    return results

@@ -1,0 +1,289 @@
+"""Kernel-side half of the integrity check (see :class:`~.preprocessors.execute.GradingExecute`).
+
+This file is not imported by the grader: its source is sent to the grading kernel and run there,
+silently, before every cell, in a namespace of its own. ``probe(token, checks_dir, graded)``
+returns what changed in the interpreter since the last probe and, before a graded cell, whether
+the course's check modules still hold the code on disk. What it watches:
+
+- IPython's input and AST transformers, custom exception handlers, event hooks, and every method
+  of the shell's and the kernel's classes (on the class and on the instance);
+- ``sys`` hooks (excepthook, displayhook, trace and profile functions, import hooks) and builtins;
+- every attribute of the check modules and of the modules they use (numpy, TensorFlow, ...), and
+  which module object ``sys.modules`` holds under each of those names;
+- the notebook's names bound to the course's modules and functions (``checks``, ``tf``, ...).
+
+Student code runs in the same interpreter and could defeat this; it is evidence for review, never
+a score.
+"""
+import builtins
+import sys
+import types
+
+from IPython import get_ipython
+
+# Modules whose attributes are watched besides the check modules and those they use.
+WATCHED = ("IPython.core.interactiveshell", "ipykernel.ipkernel", "ipykernel.kernelbase",
+           "ipykernel.zmqshell", "ipykernel.displayhook", "ipykernel.iostream",
+           "jupyter_client.session", "builtins", "linecache")
+
+
+def _fingerprint(value):
+    """What identifies a function or class as it is: the object, and for a function its code and
+    default arguments (changed in place, they keep the object's id), through ``__wrapped__`` and
+    NumPy's ``_implementation``."""
+    if isinstance(value, types.MethodType):  # made anew at each access: same method, new object
+        return ("method", id(value.__self__), _fingerprint(value.__func__))
+    parts = [id(value)]
+    for inner in (value, getattr(value, "__wrapped__", None), getattr(value, "_implementation", None)):
+        if isinstance(inner, types.FunctionType):
+            parts += [id(inner.__code__), tuple(map(id, inner.__defaults__ or ())),
+                      tuple(sorted((k, id(v)) for k, v in (inner.__kwdefaults__ or {}).items()))]
+    return tuple(parts)
+
+
+def _ids(items):
+    return [id(item) for item in items]
+
+
+def _course_modules():
+    """Names of the check modules, and of every module they hold as an attribute."""
+    names = {n for n, m in list(sys.modules.items()) if m is not None and n.startswith("autograder.checks")}
+    for name in list(names):
+        for value in list(vars(sys.modules[name]).values()):
+            if isinstance(value, types.ModuleType):
+                names.add(value.__name__)
+    return names | {n for n in WATCHED if n in sys.modules}
+
+
+def _observed_classes():
+    """The TensorFlow classes whose methods the checks' evidence rests on (a replaced
+    ``GradientTape.gradient`` would forge which values a tape produced)."""
+    tf = sys.modules.get("tensorflow")
+    if tf is None:
+        return []
+    names = ("GradientTape", "autodiff.ForwardAccumulator", "Variable", "Module",
+             "keras.optimizers.Optimizer", "data.Dataset", "TensorArray")
+    found = []
+    for name in names:
+        value = tf
+        for part in name.split("."):
+            value = getattr(value, part, None)
+        if isinstance(value, type):
+            found.extend(c for c in value.__mro__ if c is not object and c not in found)
+    return found
+
+
+def _state():
+    ip = get_ipython()
+    kernel = getattr(ip, "kernel", None)
+    # The shell, the kernel, and what carries results out: its session, output streams, hooks.
+    carriers = (ip, kernel, getattr(kernel, "session", None), sys.stdout, sys.stderr,
+                ip.displayhook, ip.display_pub)
+    classes = {c for obj in carriers if obj is not None for c in type(obj).__mro__ if c is not object}
+    modules = _course_modules()
+    course_values = {name: id(value) for name, value in ip.user_ns.items()
+                     if isinstance(value, types.ModuleType) and value.__name__ in modules
+                     or getattr(value, "__module__", None) and
+                     str(getattr(value, "__module__", "")).startswith(("autograder.", "utils"))}
+
+    def shadowed(obj):  # methods of the class replaced by attributes of the instance
+        return sorted(k for k, v in vars(obj).items() if callable(v) and callable(getattr(type(obj), k, None)))
+
+    return {
+        "an IPython input transformer": _ids(ip.input_transformers_cleanup) + _ids(ip.input_transformers_post),
+        "an IPython AST transformer": _ids(ip.ast_transformers),
+        "a custom exception handler": [repr(ip.custom_exceptions)],
+        "an IPython event hook": sorted((name, _ids(cbs)) for name, cbs in ip.events.callbacks.items()),
+        "sys.excepthook or sys.displayhook": [_fingerprint(sys.excepthook), _fingerprint(sys.displayhook)],
+        "a trace or profile function": _ids([sys.gettrace(), sys.getprofile()]),
+        "an import hook": _ids(sys.meta_path) + _ids(sys.path_hooks),
+        "a method of the IPython shell or the kernel":
+            [shadowed(ip), shadowed(kernel) if kernel is not None else []] +
+            sorted((c.__module__, c.__qualname__, sorted((k, _fingerprint(v)) for k, v in vars(c).items()))
+                   for c in classes),
+        "a kernel message handler": sorted(
+            (k, getattr(getattr(v, "__func__", v), "__qualname__", "?"))
+            for k, v in getattr(kernel, "shell_handlers", {}).items()),
+        "a module in sys.modules": {n: id(sys.modules.get(n)) for n in modules},
+        # Functions and classes only: data attributes change on their own (sys.last_value after
+        # an error, caches); replacing what the checks call is what matters.
+        "an attribute of a check module or of a module it uses": {
+            n: {k: _fingerprint(v) for k, v in list(vars(sys.modules[n]).items())
+                if callable(v) and not isinstance(v, types.ModuleType) and not k.startswith("_grader")
+                and k not in ("last_type", "last_value", "last_traceback", "last_exc")}
+            for n in modules if sys.modules.get(n) is not None},
+        "a name the notebook imported from the course": course_values,
+        "a method of tf.GradientTape or of another class the checks observe": {
+            cls.__qualname__: sorted((k, _fingerprint(v)) for k, v in vars(cls).items()
+                                     if callable(v) or isinstance(v, (staticmethod, classmethod)))
+            for cls in _observed_classes()},
+    }
+
+
+def _changed(now, before):
+    """What differs between two states; for dicts, only keys present in both (a module imported
+    later, or a name defined later, is not a change)."""
+    found = []
+    for what, value in now.items():
+        old = before.get(what)
+        same = _same(value, old)
+        # A course name rebound to something else leaves the table: that is a change too.
+        if isinstance(value, dict) and isinstance(old, dict) and \
+                what == "a name the notebook imported from the course" and old.keys() - value.keys():
+            same = False
+        if not same:
+            found.append(what)
+    return found
+
+
+def _same(now, before) -> bool:
+    """Equal, but for dicts only at the keys both hold (nested dicts alike)."""
+    if isinstance(now, dict) and isinstance(before, dict):
+        return all(_same(now[k], before[k]) for k in now.keys() & before.keys())
+    return now == before
+
+
+def _same_methods(cls, node, class_code):
+    """Whether each method the class statement ``node`` defines is still the class's, with the
+    code of the file (``class_code``: the class body's compiled code)."""
+    import ast
+
+    if class_code is None:
+        return False
+    fresh = {c.co_name: c for c in class_code.co_consts if isinstance(c, types.CodeType)}
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            method = vars(cls).get(item.name)
+            method = getattr(method, "__func__", None) or getattr(method, "fget", None) or method
+            code = getattr(method, "__code__", None)
+            if code is None or item.name not in fresh or code.co_code != fresh[item.name].co_code \
+                    or code.co_consts != fresh[item.name].co_consts:
+                return False
+    return True
+
+
+def _course_function(item, checks_dir, trusted) -> bool:
+    """Whether a value found in a check module's table is not a function, or a function of a
+    trusted file; one of a check module's own file must be that module's attribute of its name
+    (which :func:`_check_modules` compares with the file)."""
+    import os
+
+    if not isinstance(item, types.FunctionType):
+        return True
+    while hasattr(item, "__wrapped__") and isinstance(item.__wrapped__, types.FunctionType):
+        item = item.__wrapped__
+    path = os.path.realpath(item.__code__.co_filename)
+    if not path.startswith(trusted):
+        return False
+    if not path.startswith(os.path.realpath(checks_dir) + os.sep) or item.__name__ == "<lambda>":
+        return True
+    owner = sys.modules.get(item.__module__)
+    held = getattr(owner, item.__name__, None)
+    while hasattr(held, "__wrapped__") and held is not item:
+        held = held.__wrapped__
+    return held is item
+
+
+def _compiled(path, cache):
+    """The code objects of a file's top-level definitions by name, and its parsed statements;
+    kept in ``cache`` by the file's size and modification time (the files are read-only in a
+    grading kernel: parsing them before every graded cell was most of the check's time)."""
+    import ast
+    import os
+
+    stat = os.stat(path)
+    key = (path, stat.st_size, stat.st_mtime_ns)
+    if key not in cache:
+        with open(path, encoding="utf-8") as handle:
+            source = handle.read()
+        compiled = compile(source, path, "exec")
+        cache[key] = ({c.co_name: c for c in compiled.co_consts if isinstance(c, types.CodeType)},
+                      ast.parse(source).body)
+    return cache[key]
+
+
+def _check_modules(checks_dir, cache=None):
+    """Findings on the course's check modules: each must be a file of ``checks_dir``, and each
+    top-level function and class its file defines must be its attribute, with the same code."""
+    import ast
+    import os
+
+    cache = {} if cache is None else cache
+    found = []
+    trusted = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, checks_dir})
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("autograder.checks.") or module is None:
+            continue
+        path = os.path.realpath(getattr(module, "__file__", None) or "?")
+        if not path.startswith(os.path.realpath(checks_dir) + os.sep):
+            found.append(f"check module {name} is not a file of the course ({path})")
+            continue
+        fresh, body = _compiled(path, cache)
+        for node in body:
+            if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                continue
+            value = vars(module).get(node.name)
+            if isinstance(node, ast.ClassDef):
+                ok = isinstance(value, type) and value.__module__ == name and \
+                    _same_methods(value, node, fresh.get(node.name))
+            else:
+                layers = [value]  # a decorated function: each wrapper must come from a trusted file
+                while hasattr(layers[-1], "__wrapped__") and len(layers) < 10:
+                    layers.append(layers[-1].__wrapped__)
+                inner = layers[-1]
+                code = getattr(inner, "__code__", None)
+                ok = (getattr(inner, "__module__", None) == name and code is not None
+                      and node.name in fresh and code.co_code == fresh[node.name].co_code
+                      and code.co_consts == fresh[node.name].co_consts
+                      and all(os.path.realpath(getattr(getattr(f, "__code__", None), "co_filename", path))
+                              .startswith(trusted) for f in layers))
+            if not ok:
+                found.append(f"{name}.{node.name} is not the course's code")
+    for name, module in list(sys.modules.items()):  # what the modules' tables hold
+        if not name.startswith("autograder.checks") or module is None:
+            continue
+        for attr, table in list(vars(module).items()):
+            if isinstance(table, (dict, list, tuple)) and not attr.startswith("__"):
+                items = list(table.values() if isinstance(table, dict) else table)[:10_000]
+                if not all(_course_function(item, checks_dir, trusted) for item in items):
+                    found.append(f"{name}.{attr} is not the course's code")
+    user_checks = get_ipython().user_ns.get("checks")
+    if user_checks is not None and (
+            not isinstance(user_checks, types.ModuleType)
+            or sys.modules.get(getattr(user_checks, "__name__", "")) is not user_checks
+            or not os.path.realpath(getattr(user_checks, "__file__", None) or "?").startswith(
+                os.path.realpath(checks_dir) + os.sep)):
+        found.append("the name 'checks' no longer refers to the course's check module")
+    return found
+
+
+def _forget_next_cell(ip):
+    """Keep the next cell's source (a graded cell: hidden tests) out of ``linecache``, where IPython
+    puts every cell for its tracebacks and where code the cell calls could read it."""
+    import linecache
+
+    compiler = ip.compile
+    cache = type(compiler).cache
+
+    def once(transformed_code, number=0, raw_code=None):
+        del compiler.cache
+        name = cache(compiler, transformed_code, number, raw_code)
+        linecache.cache.pop(name, None)
+        return name
+
+    compiler.cache = once
+
+
+def probe(token, checks_dir, graded, forget_next=False):
+    """``{"changed": what changed since the last probe, "checks": findings on the check modules
+    (before a ``graded`` cell)}``. The last state is kept on ``builtins`` under ``token``. With
+    ``forget_next`` (a graded cell the kernel runs), the next cell's source is kept out of
+    ``linecache``."""
+    holder = vars(builtins).setdefault(token, {})
+    if forget_next:
+        _forget_next_cell(get_ipython())
+    now = _state()
+    before = holder.get("state")
+    holder["state"] = now
+    return {"changed": [] if before is None else _changed(now, before),
+            "checks": _check_modules(checks_dir, holder.setdefault("compiled", {})) if graded else []}

@@ -1,0 +1,98 @@
+"""nbgrader for one run: its configuration with the run's folders, its API, and why it failed.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from traitlets.config import Config
+
+from autograder.grading.configure import configure
+from autograder.grading.course import REPO_ROOT
+from autograder.grading.defaults import CELL_TIMEOUT_S
+
+
+def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
+                    db_url: str | None = None, release_dir: Path | None = None,
+                    submitted_dir: Path | None = None, workdir: Path | None = None,
+                    cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = None,
+                    memory_limit_bytes: int | None = None,
+                    demo_sha256: list[str] | None = None) -> Config:
+    """The course's nbgrader ``Config`` with its directories resolved for one run.
+
+    Args:
+        root: the course root holding ``solutions/`` (nbgrader's source directory).
+        db_path: SQLite gradebook file; default ``<workdir>/gradebook.db`` or a temporary file.
+        db_url: any SQLAlchemy URL of the gradebook (PostgreSQL, say); overrides ``db_path``.
+        release_dir: where released notebooks go; default ``<root>/notebooks``.
+        submitted_dir: folder in nbgrader's ``<student>/<assignment>/<notebook>.ipynb`` layout.
+        workdir: where ``autograded/`` and ``feedback/`` go.
+        cell_timeout_s: per-cell time limit of graded runs, seconds.
+        sandbox: run graded kernels in the bubblewrap sandbox; None: where available.
+        memory_limit_bytes: memory limit of each graded kernel, bytes (its address space, and all
+            its processes together in its cgroup); None for none.
+        demo_sha256: the demonstration cells grading skips (settings.demo_cell_hashes; []: none);
+            None: those of this course's ``solutions/``.
+    """
+    put_scripts_on_path()  # a grading process: nbgrader runs alembic to make a gradebook
+    c = Config()
+    configure(c, cell_timeout_s, sandbox, demo_sha256)
+    c.LimitedKernelManager.memory_limit_bytes = memory_limit_bytes or 0
+    c.CourseDirectory.root = str(root)
+    if release_dir is not None:
+        c.CourseDirectory.release_directory = str(Path(release_dir).resolve())
+    if submitted_dir is not None:
+        c.CourseDirectory.submitted_directory = str(Path(submitted_dir).resolve())
+    if workdir is not None:
+        workdir = Path(workdir).resolve()
+        c.CourseDirectory.autograded_directory = str(workdir / "autograded")
+        c.CourseDirectory.feedback_directory = str(workdir / "feedback")
+        db_path = db_path or workdir / "gradebook.db"
+    if db_url is None and db_path is None:
+        db_path = Path(tempfile.mkdtemp(prefix="gradebook-")) / "gradebook.db"
+    if db_url is None:
+        Path(db_path).parent.mkdir(parents=True, exist_ok=True)
+    c.CourseDirectory.db_url = db_url or sqlite_url(db_path)
+    return c
+
+
+def sqlite_url(db_path: Path) -> str:
+    """SQLAlchemy URL of a SQLite gradebook that waits up to 120 s for a lock held by another
+    grading process instead of failing at once."""
+    return f"sqlite:///{Path(db_path).resolve()}?timeout=120"
+
+
+def nbgrader_api(config: Config):
+    """An ``NbGraderAPI`` over ``config`` (paths resolved against its ``CourseDirectory.root``)."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    coursedir = CourseDirectory(config=config)
+    return NbGraderAPI(coursedir=coursedir, config=config)
+
+
+def put_scripts_on_path() -> None:
+    """Put this Python's scripts folder on this process's ``PATH``: nbgrader runs ``alembic`` from
+    there to make a gradebook, and ``.venv/bin/course`` or ``.venv/bin/pytest`` run without an
+    activated environment. Only grading processes call this (the ``course`` command, the grading
+    API, ``nbgrader`` commands): never :func:`configure`, which a Jupyter server runs too."""
+    scripts = os.path.dirname(sys.executable)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
+def failure_reason(error: str, log: str = "") -> str:
+    """A readable reason from a failed worker's error text and nbgrader log (G02 and friends)."""
+    text = error + "\n" + log
+    if "DeadKernelError" in text or "Kernel died" in text:
+        return "the kernel died before all cells ran (out of memory, or os._exit?)"
+    if "MemoryError" in text:
+        return "the notebook ran out of memory"
+    if "longer than" in error:
+        return error
+    causes = [line.strip() for line in text.splitlines()
+              if re.match(r"\s*[\w.]+(Error|Exception): ", line) and "NbGraderException" not in line]
+    return "grading failed: " + (causes[-1][:300] if causes else "unknown error (see the log)")

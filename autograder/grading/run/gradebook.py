@@ -1,0 +1,154 @@
+"""The one gradebook: record a worker's execution into it, read every grade back.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import nbformat
+
+from autograder.grading.defaults import REVIEW_KEY
+from autograder.grading.intake.scan import review_submission
+from autograder.grading.intake.submissions import (
+    Submission,
+)
+from autograder.grading.layout import OutputLayout, gradebook_lock
+from autograder.grading.nbgrader_api import failure_reason, nbgrader_api
+from autograder.grading.preprocessors.record import ReuseOutputs
+from autograder.grading.report_text import printable
+from autograder.grading.run.records import read_record
+from autograder.grading.run.results import NotebookGrade
+
+
+def record(config, sub: Submission, executed_dir: Path, reason: str) -> str:
+    """Run nbgrader's autograde of ``sub`` on the real gradebook, reusing the outputs of the
+    worker's execution in ``executed_dir`` (see :class:`~.preprocessors.record.ReuseOutputs`).
+
+    Returns "" on success, else why it failed (the batch goes on without this submission)."""
+    from nbgrader.preprocessors import Execute
+
+
+    config = config.copy()
+    config.Autograde.autograde_preprocessors = [
+        ReuseOutputs if isinstance(pp, type) and issubclass(pp, Execute) else pp
+        for pp in config.Autograde.autograde_preprocessors]
+    config.ReuseOutputs.executed_directory = str(executed_dir)
+    config.ReuseOutputs.failure_reason = reason
+    with gradebook_lock(Path(config.CourseDirectory.autograded_directory).parent):
+        result = nbgrader_api(config).autograde(sub.assignment_id, sub.student_id, force=True)
+    if result["success"]:
+        return ""
+    return "recording in the gradebook failed: " + failure_reason(
+        result.get("error", ""), result.get("log", "")).removeprefix("grading failed: ")
+
+
+def collect(config, subs: list[Submission], layout: OutputLayout) -> list[NotebookGrade]:
+    """Read every submission's scores from the gradebook and its failure messages from the
+    autograded notebooks."""
+    from nbgrader.api import Gradebook
+
+    grades = []
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        for sub in subs:
+            try:
+                grades += _collect_one(gb, sub, layout)
+            except Exception as error:  # one unreadable record costs only this submission
+                gb.db.rollback()
+                grades.append(NotebookGrade(
+                    sub.student_id, sub.assignment_id, next(iter(sub.notebooks), sub.assignment_id),
+                    notes=list(sub.notes), problem="its grade could not be read",
+                    failures=[f"collect: {type(error).__name__}: {error}"]))
+    return grades
+
+
+def _collect_one(gb, sub: Submission, layout: OutputLayout) -> list[NotebookGrade]:
+    """The grades of each notebook of ``sub``, read from the gradebook ``gb`` and the output
+    folder."""
+    from nbgrader.api import MissingEntry
+
+    grades = []
+    folder = layout.autograded / sub.student_id / sub.assignment_id
+    record = read_record(layout, sub)
+    run_problem = record.get("problem", "")
+    for notebook in gb.find_assignment(sub.assignment_id).notebooks:
+        grade = NotebookGrade(sub.student_id, sub.assignment_id, notebook.name,
+                              notes=list(sub.notes), failures=list(record.get("failures", [])))
+        grade.problem = sub.problems.get(notebook.name) or run_problem or None
+        if notebook.name not in sub.notebooks:
+            grade.problem = grade.problem or "notebook not submitted"
+        try:
+            submitted = gb.find_submission_notebook(
+                notebook.name, sub.assignment_id, sub.student_id)
+            grade.scores = {g.name: (float(g.score or 0), float(g.max_score))
+                            for g in submitted.grades if g.max_score}
+        except MissingEntry:
+            grade.scores = {c.name: (0.0, float(c.max_score))
+                            for c in notebook.grade_cells if c.max_score}
+        released = layout.release / sub.assignment_id / f"{notebook.name}.ipynb"
+        grade.executed = notebook.name in sub.notebooks and notebook.name not in sub.problems
+        if grade.executed:  # never raises: what cannot be scanned is a flag
+            grade.restored, grade.review = review_submission(sub.notebooks[notebook.name], released)
+        path = folder / f"{notebook.name}.ipynb"
+        if path.exists():
+            try:
+                grade.messages = failure_messages(path)
+                grade.review += [str(f) for f in
+                                 nbformat.read(path, as_version=4).metadata.get(REVIEW_KEY, [])]
+            except Exception as error:  # its flags must not vanish with it
+                grade.review.append(f"the autograded notebook could not be read: "
+                                    f"{type(error).__name__}: {str(error)[:200]}")
+        grades.append(grade)
+    return grades
+
+
+def failure_messages(path: Path) -> dict[str, str]:
+    """``grade_id`` -> first line of the error of each graded cell that failed, from an
+    autograded notebook."""
+    nb = nbformat.read(path, as_version=4)
+    messages = {}
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and meta.get("grade"):
+            for output in cell.get("outputs", []):
+                if output.output_type == "error":
+                    text = f"{output.ename}: {output.evalue}".strip()
+                    if output.ename == "NotImplementedError":  # the release's placeholder
+                        text = "NotImplementedError: the exercise was not answered"
+                    # One line (checks wrap their messages), control characters escaped: a
+                    # message can carry terminal escapes.
+                    messages[meta["grade_id"]] = printable(" ".join(text.split()))[:600]
+                    break
+    return messages
+
+
+def create_students(config, student_ids: list[str]) -> None:
+    from nbgrader.api import Gradebook
+
+    with gradebook_lock(Path(config.CourseDirectory.autograded_directory).parent):
+        with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+            for student_id in student_ids:
+                gb.update_or_create_student(student_id)
+
+
+def write_feedback(config, subs: list[Submission],
+                   timings: dict[str, dict[str, float]] | None = None) -> dict[str, str]:
+    """Per-student feedback HTML under ``<out>/feedback/<student>/<assignment>/``; the seconds
+    each took go to ``timings[key]["feedback"]`` for the keys ``timings`` holds.
+
+    Returns submission key -> why its feedback was not written (G16: a student's text holding
+    nbgrader's own markers, say); the other students' feedback is written all the same."""
+    api = nbgrader_api(config)
+    failed = {}
+    for sub in subs:
+        started = time.perf_counter()
+        try:
+            result = api.generate_feedback(sub.assignment_id, sub.student_id, force=True)
+            error = "" if result["success"] else failure_reason(result.get("error", ""),
+                                                                result.get("log", ""))
+        except Exception as exception:
+            error = f"{type(exception).__name__}: {exception}"
+        if error:
+            failed[sub.key] = error.removeprefix("grading failed: ")
+        if timings is not None and sub.key in timings:
+            timings[sub.key]["feedback"] = time.perf_counter() - started
+    return failed

@@ -1,0 +1,275 @@
+"""Grade a class: stage, execute in parallel, record into one gradebook, feedback, export.
+
+The steps, for ``grade_class(submitted_dir, out)``:
+
+1. the assignments are released into the gradebook (nbgrader ``generate_assignment``), which
+   records every graded cell and its points from ``solutions/``;
+2. each submission is validated (G05) and its gradable files are copied to a folder private to
+   the run (``<out>/runs/run-*/staged``), so nothing ever writes to the submitted files;
+3. each staged submission becomes a :class:`~.jobs.job.Job` (its files and a scratch gradebook, as
+   bytes) that a Dask worker grades with nbgrader's own ``autograde`` in a scratch course, its
+   kernel in the sandbox, returning the executed notebooks (:mod:`.jobs.worker`, :mod:`.jobs.cluster`);
+4. one at a time, under a file lock, nbgrader's ``autograde`` runs again on the real gradebook with
+   ``Execute`` replaced by :class:`~.preprocessors.record.ReuseOutputs`: same grades, one writer;
+5. feedback HTML (no hidden tests, no tracebacks) and the CSV exports are written.
+
+A submission whose sources did not change since it was last recorded is not graded again, so an
+interrupted run, started again, grades only the rest.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+from sqlalchemy.exc import SAWarning
+
+from autograder.grading.course import REPO_ROOT, assignments, demo_cell_hashes
+from autograder.grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
+from autograder.grading.distribute.release import release
+from autograder.grading.intake.submissions import (
+    Submission,
+    find_submissions,
+    stage,
+    student_id_problem,
+    unknown_folders,
+)
+from autograder.grading.jobs.cluster import default_workers, run_jobs
+from autograder.grading.jobs.job import Job, JobResult
+from autograder.grading.kernels.bwrap import SandboxUnavailable, sandbox_problem
+from autograder.grading.layout import OutputLayout, gradebook_lock
+from autograder.grading.nbgrader_api import nbgrader_config, sqlite_url
+from autograder.grading.report_text import printable, printable_block
+from autograder.grading.run.gradebook import collect, create_students, record, write_feedback
+from autograder.grading.run.records import fingerprint, read_record
+from autograder.grading.run.reports import write_exports, write_summary
+from autograder.grading.run.results import GradeRun, NotebookGrade
+
+
+def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | None = None,
+                workers: int | None = None, db_url: str | None = None, root: Path = REPO_ROOT,
+                memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
+                cell_timeout_s: int = CELL_TIMEOUT_S, force: bool = False,
+                feedback: bool = True, progress: bool = True, sandbox: bool = True,
+                scheduler: str | None = None, run_demos: bool = False) -> GradeRun:
+    """Autograde every submission in ``submitted_dir`` into one gradebook.
+
+    Args:
+        submitted_dir: ``<student>/<assignment>/<notebook>.ipynb`` folders; never written to.
+        out: output folder: ``gradebook.db`` (unless ``db_url``), ``autograded/``, ``feedback/``,
+            ``grades.csv`` (nbgrader's export) and ``scores_by_exercise.csv``.
+        assignment_ids: assignments to grade; default those of ``solutions/``.
+        workers: worker processes of the embedded Dask cluster (one submission each at a
+            time); default the number of cores.
+        db_url: SQLAlchemy URL of the gradebook (e.g. ``postgresql://...``); default SQLite.
+        memory_limit_mb: address-space limit of each kernel, MiB; None for none.
+        cell_timeout_s: time limit of one cell, seconds; a cell past it scores 0 (G01).
+        force: grade again submissions already recorded with the same sources.
+        feedback: write per-student feedback HTML.
+        progress: show a progress bar.
+        sandbox: run every kernel in the bubblewrap sandbox (:mod:`.kernels.bwrap`); False runs them
+            as this user with the machine in view (the report says so).
+        scheduler: address of a Dask scheduler to grade on; default an embedded ``LocalCluster``
+            of ``workers`` processes (:mod:`.jobs.cluster`).
+        run_demos: run the cells tagged ``demo`` in ``solutions/`` too (timings, plots, visible
+            checks that the hidden tests repeat); by default grading skips them, unchanged.
+    Returns:
+        A :class:`GradeRun`; invalid or ungradable notebooks appear with their ``problem``.
+    Raises:
+        ValueError: an id of ``assignment_ids`` is not an assignment of the course.
+        SandboxUnavailable: ``sandbox`` is set and no sandbox can start on this host.
+    """
+    run = ClassGrading(Path(submitted_dir), Path(out), root=root, assignment_ids=assignment_ids,
+                       db_url=db_url, cell_timeout_s=cell_timeout_s,
+                       memory_limit_mb=memory_limit_mb, sandbox=sandbox, run_demos=run_demos)
+    run.stage(force=force)
+    run.execute(workers or default_workers(), scheduler=scheduler, progress=progress)
+    return run.report(feedback=feedback)
+
+
+class ClassGrading:
+    """One grading run over a class, step by step: :meth:`stage` (validate and copy the
+    submissions, decide what to grade), :meth:`execute` (grade them on Dask, recording each result
+    as it comes), :meth:`report` (feedback, collect the grades, exports).
+
+    Each submission's failure at any step is recorded against it (``"<step>: <reason>"``) and the
+    run goes on. Staged copies and executed notebooks live in a folder private to the run, so two
+    runs on one output folder never touch each other's files; only the gradebook is shared, under
+    a lock. The constructor releases the assignments into the gradebook (nbgrader
+    ``generate_assignment``) and raises what :func:`grade_class` documents.
+    """
+
+    def __init__(self, submitted_dir: Path, out: Path, *, root: Path = REPO_ROOT,
+                 assignment_ids: list[str] | None = None, db_url: str | None = None,
+                 cell_timeout_s: int = CELL_TIMEOUT_S,
+                 memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB, sandbox: bool = True,
+                 run_demos: bool = False):
+        # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not news.
+        warnings.filterwarnings("ignore", category=SAWarning)
+        self.started = time.perf_counter()
+        self.submitted_dir, self.root = submitted_dir, root
+        self.layout = OutputLayout(out.resolve())
+        self.layout.out.mkdir(parents=True, exist_ok=True)
+        self.known = assignments(root)
+        unknown = sorted(set(assignment_ids or []) - set(self.known))
+        if unknown:
+            raise ValueError(f"unknown assignment {', '.join(unknown)}: the course has "
+                             f"{', '.join(self.known)} (the folders of {root / 'solutions'})")
+        self.ids = assignment_ids or self.known
+        if sandbox:
+            problem = sandbox_problem()
+            if problem:
+                raise SandboxUnavailable(problem)
+        self.cell_timeout_s, self.sandbox = cell_timeout_s, sandbox
+        self.demo_sha256 = () if run_demos else tuple(demo_cell_hashes(
+            sorted((root / "solutions").glob("*/*.ipynb"))))
+        # Seconds per submission key and step: the job's (JobResult.timings), "record", "feedback".
+        self.timings: dict[str, dict[str, float]] = {}
+        self.memory_limit_bytes = memory_limit_mb * 2**20 if memory_limit_mb else None
+        self.layout.runs.mkdir(exist_ok=True)
+        self.run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.layout.runs))
+        self.staged_dir = self.run_dir / "staged"
+        self.template_db = self.run_dir / "template.db"
+        db_url = db_url or sqlite_url(self.layout.gradebook)
+        with gradebook_lock(self.layout.out):
+            release(self.ids, root=root, release_dir=self.layout.release, db_url=db_url)
+        release(self.ids, root=root, release_dir=self.run_dir / "release", db_path=self.template_db)
+        self.config = nbgrader_config(root, db_url=db_url, submitted_dir=self.staged_dir,
+                                      workdir=self.layout.out, cell_timeout_s=cell_timeout_s,
+                                      sandbox=sandbox, demo_sha256=list(self.demo_sha256))
+        self.failed: dict[str, list[str]] = {}  # submission key -> "<step>: <reason>" of each
+        self.missing_limits: set[str] = set()  # per-kernel limits a worker could not set
+        self.todo: dict[str, Submission] = {}
+        self.fingerprints: dict[str, str] = {}
+
+    def stage(self, force: bool = False) -> None:
+        """Find and validate the submissions (G05), copy each gradable one, normalized and
+        repaired, to the run's private folder, and keep those to grade: new or changed since the
+        last run (every one with ``force``)."""
+        expected = {a: sorted(p.stem for p in (self.root / "solutions" / a).glob("*.ipynb"))
+                    for a in self.known}
+        everything = find_submissions(self.submitted_dir, expected)
+        subs = [sub for sub in everything if sub.assignment_id in self.ids]
+        # The report covers this run's assignments and what earlier runs recorded in this folder.
+        self.reported = [sub for sub in everything
+                         if sub.assignment_id in self.ids or self._read_record(sub)]
+        self.gradable = [s for s in subs if s.notebooks.keys() - s.problems.keys()]
+        # Every student nbgrader can name is in the gradebook, so grades.csv lists a student whose
+        # file was not a notebook too (with 0).
+        create_students(self.config, sorted({s.student_id for s in subs
+                                              if not student_id_problem(s.folder.parent.name)}))
+        for sub in self.gradable:
+            try:
+                stage(sub, self.staged_dir, release_dir=self.layout.release)
+            except Exception as error:  # a notebook nbformat reads but we cannot stage
+                self.failed.setdefault(sub.key, []).append(f"stage: {type(error).__name__}: {error}")
+                continue
+            self.fingerprints[sub.key] = fingerprint(self._staged(sub))
+            last = self._read_record(sub)
+            # A grade made without the sandbox is made again when this run has it.
+            if force or last.get("sha256") != self.fingerprints[sub.key] or \
+                    (self.sandbox and not last.get("sandboxed", True)):
+                self.todo[sub.key] = sub
+
+    def execute(self, workers: int, scheduler: str | None = None, progress: bool = True) -> None:
+        """Grade every submission to grade as a :class:`~.jobs.job.Job` on Dask (:mod:`.jobs.cluster`),
+        recording each result into the gradebook as soon as it comes back."""
+        gradebook = self.template_db.read_bytes()
+        jobs = [Job(sub.student_id, sub.assignment_id,
+                    {p.name: p.read_bytes() for p in sorted(self._staged(sub).iterdir())
+                     if p.is_file()},
+                    gradebook, self.cell_timeout_s, self.memory_limit_bytes, self.sandbox,
+                    self.demo_sha256)
+                for sub in self.todo.values()]
+        run_jobs(jobs, workers, scheduler=scheduler, on_done=self._record, progress=progress)
+
+    def _record(self, result: JobResult) -> None:
+        # Runs in this process as each job ends: an interrupted run keeps what it recorded.
+        sub = self.todo[result.key]
+        executed = self.run_dir / "executed"
+        folder = executed / sub.student_id / sub.assignment_id
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in result.executed.items():
+            (folder / f"{name}.ipynb").write_bytes(data)
+        reason = "" if result.success else result.reason
+        if reason:
+            reason += f" (log: {self._keep_log(sub, result)})"
+        self.missing_limits.update(result.missing_limits)
+        if result.kind == "grader_failed":  # the grader's fault: no grade; the next run grades it
+            self.timings[result.key] = dict(result.timings)
+            self._write_record(sub, {"sha256": None, "problem": reason, "sandboxed": self.sandbox,
+                                     "failures": [f"execute: {reason}"]})
+            shutil.rmtree(folder, ignore_errors=True)
+            return
+        started = time.perf_counter()
+        try:
+            not_recorded = record(self.config, sub,
+                                  executed if result.success else folder / "none", reason)
+        except Exception as error:  # the gradebook refused it: this submission only
+            not_recorded = f"recording in the gradebook failed: {type(error).__name__}: {error}"
+        self.timings[result.key] = {**result.timings, "record": time.perf_counter() - started}
+        # A submission that could not be recorded keeps no fingerprint: the next run retries it.
+        self._write_record(sub, {
+            "sha256": None if not_recorded else self.fingerprints[result.key],
+            "problem": not_recorded or reason, "sandboxed": self.sandbox,
+            "failures": [f"{step}: {why}" for step, why in
+                         (("execute", reason), ("record", not_recorded)) if why]})
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def report(self, feedback: bool = True) -> GradeRun:
+        """Write feedback, read every grade back from the gradebook, write the exports and the
+        summary; returns the :class:`GradeRun`. The run's private folder is removed."""
+
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        out, run_failures = self.layout.out, []
+        with gradebook_lock(out):
+            if feedback:
+                done = [s for s in self.gradable if s.key in self.fingerprints]
+                for key, reason in write_feedback(self.config, done, self.timings).items():
+                    self.failed.setdefault(key, []).append(f"feedback: {reason}")
+            grades = collect(self.config, self.reported, self.layout)
+            for grade in grades:
+                grade.failures += self.failed.get(f"{grade.student_id}/{grade.assignment_id}", [])
+            for step, write in (
+                    ("export", lambda: write_exports(self.config, grades, self.layout)),
+                    ("summary", lambda: self._write_summary(grades))):
+                try:
+                    write()
+                except Exception as error:  # the other exports are still written
+                    run_failures.append(f"{step}: {type(error).__name__}: {error}")
+        return GradeRun(out, grades, time.perf_counter() - self.started, len(self.todo),
+                        len(self.fingerprints) - len(self.todo),
+                        unknown_folders(self.submitted_dir, self.known), run_failures, self.sandbox,
+                        self.timings, sorted(self.missing_limits))
+
+    def _write_summary(self, grades: list[NotebookGrade]) -> None:
+        """``summary.txt`` and the plots; first in ``summary.txt``, the per-kernel limits that
+        could not be set (as an unsandboxed run says so first)."""
+
+        write_summary(grades, self.layout, sandboxed=self.sandbox)
+        if self.missing_limits:
+            text = self.layout.summary.read_text()
+            self.layout.summary.write_text("\n".join(sorted(self.missing_limits)) + "\n" + text)
+
+    def _staged(self, sub: Submission) -> Path:
+        return self.staged_dir / sub.student_id / sub.assignment_id
+
+    def _keep_log(self, sub: Submission, result: JobResult) -> str:
+        """Keep what a failed job left (its kind and reason, nbgrader's log, the kernel's own
+        output) in the output folder; returns that path relative to it."""
+        path = self.layout.log(sub.student_id, sub.assignment_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"{printable(sub.key)}: {printable(result.kind)}: {printable(result.reason)}"
+                        f"\n\n{printable_block(result.log)}\n")
+        return str(path.relative_to(self.layout.out))
+
+    def _read_record(self, sub: Submission) -> dict:
+        return read_record(self.layout, sub)
+
+    def _write_record(self, sub: Submission, data: dict) -> None:
+        path = self.layout.record(sub.student_id, sub.assignment_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data))

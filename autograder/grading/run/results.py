@@ -1,0 +1,62 @@
+"""What a grading run found: a grade per submitted notebook, and the run as a whole.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class NotebookGrade:
+    """The grade of one submitted notebook.
+
+    ``scores`` maps each graded cell's ``grade_id`` to ``(score, max_score)`` in points;
+    ``messages`` maps the ``grade_id`` of each failed graded cell to its first error line;
+    ``problem`` says why the notebook was not graded (or only partly), else None;
+    ``restored`` lists the locked cells the student deleted or changed, which nbgrader restored
+    from the source before grading; ``notes`` says what was done about misnamed or extra files,
+    copied cells and the like; ``executed`` is False for a notebook that was missing or not
+    a valid notebook (it scores 0 without running); ``failures`` lists each step of the pipeline
+    that failed for this submission as ``"<step>: <reason>"`` (steps: stage, execute, record,
+    collect, feedback), where the instructor must act; ``review`` lists what the static scan
+    (:mod:`.intake.scan`) and the integrity check (:class:`~.preprocessors.execute.GradingExecute`) flagged for
+    review: the score stands, a person decides.
+    """
+    student_id: str
+    assignment_id: str
+    notebook_id: str
+    scores: dict[str, tuple[float, float]] = field(default_factory=dict)
+    messages: dict[str, str] = field(default_factory=dict)
+    problem: str | None = None
+    restored: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    executed: bool = False
+    failures: list[str] = field(default_factory=list)
+    review: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return sum(s for s, _ in self.scores.values())
+
+    @property
+    def max_score(self) -> float:
+        return sum(m for _, m in self.scores.values())
+
+
+@dataclass
+class GradeRun:
+    """Everything a grading run produced; files are under ``out``. ``ignored`` lists the
+    ``<student>/<folder>`` entries that name no assignment (not graded); ``failures`` lists what
+    failed for the run as a whole (an export), each as ``"<step>: <reason>"``; ``timings`` maps
+    each submission graded in this run (``student/assignment``) to its seconds per step
+    (:attr:`.jobs.job.JobResult.timings`, "record", "feedback")."""
+    out: Path
+    grades: list[NotebookGrade]
+    seconds: float
+    graded_now: int
+    reused: int
+    ignored: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    sandboxed: bool = True
+    timings: dict[str, dict[str, float]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
