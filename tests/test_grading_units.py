@@ -8,7 +8,8 @@ from nbformat.v4 import new_code_cell, new_output
 from autograder.grading.demo.benchmark import build_class
 from autograder.grading.course import assignments
 from autograder.grading.run.results import NotebookGrade
-from autograder.grading.nbgrader_api import failure_reason
+from autograder.grading.failures import Outcome
+from autograder.grading.nbgrader_api import read_failure
 from autograder.grading.preprocessors.execute import GradingExecute
 from autograder.grading.preprocessors.feedback import HideTracebacks
 from autograder.grading.preprocessors.autograde import NameTimeouts, QuietTensorFlowStderr
@@ -59,10 +60,12 @@ def test_feedback_tracebacks_keep_only_the_message():
     assert cell.outputs[0].traceback == ["CheckFailed: expected 6"]
 
 
-def test_failure_reason_names_a_dead_kernel_and_otherwise_the_root_cause():
-    assert "kernel died" in failure_reason("", "nbclient.exceptions.DeadKernelError: Kernel died")
+def test_read_failure_types_a_dead_kernel_and_otherwise_names_the_root_cause():
+    kind, problem = read_failure("", "nbclient.exceptions.DeadKernelError: Kernel died")
+    assert kind is Outcome.KERNEL_DIED and "kernel died" in problem
+    assert read_failure("", "Traceback ...\nMemoryError\nMemoryError: ")[0] is Outcome.OUT_OF_MEMORY
     log = "  ValueError: bad cell\nnbgrader.converters.base.NbGraderException: see above"
-    assert failure_reason("", log) == "grading failed: ValueError: bad cell"
+    assert read_failure("", log) == (Outcome.FAILED, "grading failed: ValueError: bad cell")
 
 
 def test_score_table_shows_points_problems_and_messages():
@@ -251,7 +254,7 @@ def test_a_failed_jobs_log_reaches_the_output_folder_escaped(tmp_path):
     from autograder.grading.intake.submissions import Submission
 
     run = SimpleNamespace(layout=OutputLayout(tmp_path))
-    result = JobResult("ada/01_x", "failed", reason="x" + FORGED, log="line 1\n\tline 2" + FORGED)
+    result = JobResult("ada/01_x", Outcome.FAILED, problem="x" + FORGED, log="line 1\n\tline 2" + FORGED)
     relative = ClassGrading._keep_log(run, Submission("ada", "01_x", tmp_path), result)
     text = (tmp_path / relative).read_bytes().decode()
     assert "line 1\n\tline 2" in text and not set(text) & {"\x1b", "\r", "\x07", "\u202e"}, repr(text)

@@ -22,7 +22,7 @@ from nbclient.exceptions import DeadKernelError
 
 from autograder.grading.defaults import MAX_TASKS_PER_KERNEL
 from autograder.grading.failures import OUT_OF_MEMORY
-from autograder.grading.kernels.managers import warm as warm_kernels
+from autograder.grading.kernels import warm as warm_kernels
 from autograder.grading.kernels.cgroups import limit_problems
 from autograder.grading.run.pipeline import ClassGrading, grade_class
 from autograder.grading.kernels.managers import SandboxedKernelManager

@@ -6,7 +6,7 @@ same template, as nbgrader grades one student after another.
 """
 import pytest
 
-from autograder.grading.kernels.managers import warm as warm_kernels
+from autograder.grading.kernels import warm as warm_kernels
 from autograder.grading.kernels.bwrap import sandbox_problem
 from tests.test_sandbox import run_in_kernel
 
@@ -127,7 +127,7 @@ def test_a_kernel_cannot_reach_the_template_or_other_kernels_folders(students):
 
 def test_where_no_template_can_start_kernels_start_cold(monkeypatch, caplog):
     warm_kernels.stop_templates()
-    monkeypatch.setattr(warm_kernels, "TEMPLATE_SOURCE", "import sys; print('no namespaces'); sys.exit(3)")
+    monkeypatch.setattr(warm_kernels, "BOOT_SOURCE", "import sys; print('no namespaces'); sys.exit(3)")
     try:
         outputs, km = _run(["print(1 + 1)"])
     finally:

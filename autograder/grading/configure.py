@@ -3,10 +3,17 @@ both call :func:`configure`, so plain ``nbgrader`` commands and ours grade the s
 """
 from __future__ import annotations
 
-from pathlib import Path
 
-from autograder.grading.course import demo_cell_hashes
-from autograder.grading.defaults import CELL_TIMEOUT_S, KERNEL_NAME, KERNEL_STARTUP_TIMEOUT_S, MAX_OUTPUT_LINES
+from autograder.grading.course import REPO_ROOT, demo_cell_hashes
+from autograder.grading.defaults import (
+    CELL_TIMEOUT_S,
+    COURSE_ID,
+    KERNEL_NAME,
+    KERNEL_STARTUP_TIMEOUT_S,
+    MAX_OUTPUT_LINES,
+    RELEASE_DIR,
+    SOURCE_DIR,
+)
 from autograder.grading.kernels.bwrap import sandbox_default
 from autograder.grading.preprocessors.autograde import (
     LimitOutputSize,
@@ -43,9 +50,9 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
 
     # Configuration only: no environment variable of this process is changed here (a Jupyter
     # server loads this too, through nbgrader's server extension, and its kernels are students').
-    c.CourseDirectory.source_directory = "solutions"
-    c.CourseDirectory.release_directory = "notebooks"
-    c.CourseDirectory.course_id = "tf-autodiff-workbook"
+    c.CourseDirectory.source_directory = SOURCE_DIR
+    c.CourseDirectory.release_directory = RELEASE_DIR
+    c.CourseDirectory.course_id = COURSE_ID
 
     c.Execute.timeout = cell_timeout_s
     c.Execute.startup_timeout = KERNEL_STARTUP_TIMEOUT_S
@@ -76,7 +83,7 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
     c.Autograde.autograde_preprocessors = autograde
     c.NameTimeouts.cell_timeout_s = cell_timeout_s
     if demo_sha256 is None:
-        solutions = (Path(__file__).resolve().parents[2] / "solutions").glob("*/*.ipynb")
+        solutions = (REPO_ROOT / SOURCE_DIR).glob("*/*.ipynb")
         demo_sha256 = demo_cell_hashes(sorted(solutions))
     c.GradingExecute.demo_sha256 = list(demo_sha256)
     c.LimitOutput.max_lines = MAX_OUTPUT_LINES

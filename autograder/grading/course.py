@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autograder.grading.defaults import DEMO_TAG
+from autograder.grading.defaults import DEMO_TAG, SOURCE_DIR
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def assignments(root: Path = REPO_ROOT) -> list[str]:
     """The assignment ids: the folders of ``solutions/`` holding a notebook, sorted."""
-    return sorted(p.name for p in (root / "solutions").iterdir()
+    return sorted(p.name for p in (root / SOURCE_DIR).iterdir()
                   if p.is_dir() and any(p.glob("*.ipynb")))
 
 

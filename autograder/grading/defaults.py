@@ -7,6 +7,18 @@ from __future__ import annotations
 
 import re
 
+# -- names: the course, its folders and files ---------------------------------------------------
+
+# The course id of nbgrader's gradebook and exchange (and the student bundle's top folder).
+COURSE_ID = "tf-autodiff-workbook"
+# nbgrader's source and release folders, relative to the course root (the repository).
+SOURCE_DIR = "solutions"
+RELEASE_DIR = "notebooks"
+# The SQLite gradebook's file name, in an output folder or a scratch course.
+GRADEBOOK_FILE = "gradebook.db"
+
+# -- limits and environment of grading ------------------------------------------------------------
+
 # Per-cell time limit in graded runs, in seconds. Importing TensorFlow and the first trace of a
 # tf.function take several seconds on a laptop CPU; the heaviest solution cell (06's training)
 # takes about 20 s in fast mode, so 120 s leaves room on a loaded grading machine.
@@ -16,6 +28,8 @@ CELL_TIMEOUT_S = 120
 # import; a student's runaway allocation stops here, not at the machine's end).
 DEFAULT_MEMORY_LIMIT_MB = 8192
 
+# No memory limit is None everywhere in Python (a Job, a kernel manager, a cgroup); only the
+# command line (--memory-limit-mb 0) and the launcher's argv (kernels.launcher) write it as 0.
 # Seconds to wait for a kernel to start (a loaded machine with several workers needs more).
 KERNEL_STARTUP_TIMEOUT_S = 120
 
@@ -140,9 +154,6 @@ MAX_JSON_DEPTH = 64
 MAX_SCANNED_CELL_CHARS = 200_000
 
 MAX_SCANNED_NOTEBOOK_CHARS = 1_000_000
-
-# The course id of nbgrader's gradebook and exchange; settings.configure sets the same.
-COURSE_ID = "tf-autodiff-workbook"
 
 # Environment variable naming the exchange root; nbgrader's own default otherwise.
 EXCHANGE_ENV = "COURSE_EXCHANGE"

@@ -1,7 +1,32 @@
-"""Why a submission was not graded, or not fully: the kinds of failure, typed where they happen,
-and what the grader's own machinery reports (never a submission's grade).
+"""Why a submission was not graded, or not fully: one :class:`Outcome` per submitted notebook,
+typed where it happens, and what the grader's own machinery reports (never a submission's grade).
+
+One word throughout the package for "not graded because": a *problem* (``JobResult.problem``,
+``NotebookGrade.problem``, a record's ``"problem"``), a sentence for the instructor; its
+:class:`Outcome` says which kind it is.
 """
 from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    """What became of a submitted notebook (a ``str``: records and logs hold its value).
+
+    Set where it happens: intake (:data:`NOT_SUBMITTED`, :data:`UNREADABLE`), the worker reading
+    nbgrader's error (:data:`KERNEL_DIED`, :data:`FAILED`), the kernel's cgroup guard
+    (:data:`OUT_OF_MEMORY`), the job's timer (:data:`TIMED_OUT`), the grader's own machinery
+    (:data:`GRADER_FAILED`: never recorded as a grade) and the Dask client (:data:`LOST`).
+    """
+    GRADED = "graded"                # every cell ran (cells may still have failed)
+    NOT_SUBMITTED = "not_submitted"  # no file of that name in the submission
+    UNREADABLE = "unreadable"        # a file that is not a notebook one can grade
+    KERNEL_DIED = "kernel_died"      # the kernel ended before every cell ran
+    OUT_OF_MEMORY = "out_of_memory"  # its processes together went past the memory limit
+    TIMED_OUT = "timed_out"          # the whole job ran past its time limit
+    FAILED = "failed"                # nbgrader or the worker broke on this submission
+    GRADER_FAILED = "grader_failed"  # the grader's machinery failed twice: not the student's doing
+    LOST = "lost"                    # the grading worker died, twice
 
 
 class GraderFailure(RuntimeError):
@@ -10,7 +35,8 @@ class GraderFailure(RuntimeError):
 
 
 # What failed of the grader's own machinery in this process since the current job began (a
-# worker grades one job at a time; :mod:`.jobs.worker` clears it): no code of a submission can add to it.
+# worker grades one job at a time; :mod:`.jobs.worker` clears it): no code of a submission can
+# add to it.
 MACHINERY_FAILURES: list[str] = []
 
 # Kernels of this process killed for going past their memory limit together, since the job

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.grading.defaults import GRADEBOOK_FILE
+
 
 @dataclass(frozen=True)
 class OutputLayout:
@@ -18,7 +20,7 @@ class OutputLayout:
     @property
     def gradebook(self) -> Path:
         """nbgrader's SQLite gradebook (unless the run was given a database URL)."""
-        return self.out / "gradebook.db"
+        return self.out / GRADEBOOK_FILE
 
     @property
     def grades_csv(self) -> Path:

@@ -12,7 +12,8 @@ from traitlets.config import Config
 
 from autograder.grading.configure import configure
 from autograder.grading.course import REPO_ROOT
-from autograder.grading.defaults import CELL_TIMEOUT_S
+from autograder.grading.defaults import CELL_TIMEOUT_S, GRADEBOOK_FILE
+from autograder.grading.failures import Outcome
 
 
 def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
@@ -40,7 +41,7 @@ def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
     put_scripts_on_path()  # a grading process: nbgrader runs alembic to make a gradebook
     c = Config()
     configure(c, cell_timeout_s, sandbox, demo_sha256)
-    c.LimitedKernelManager.memory_limit_bytes = memory_limit_bytes or 0
+    c.LimitedKernelManager.memory_limit_bytes = memory_limit_bytes
     c.CourseDirectory.root = str(root)
     if release_dir is not None:
         c.CourseDirectory.release_directory = str(Path(release_dir).resolve())
@@ -50,9 +51,9 @@ def nbgrader_config(root: Path = REPO_ROOT, *, db_path: Path | None = None,
         workdir = Path(workdir).resolve()
         c.CourseDirectory.autograded_directory = str(workdir / "autograded")
         c.CourseDirectory.feedback_directory = str(workdir / "feedback")
-        db_path = db_path or workdir / "gradebook.db"
+        db_path = db_path or workdir / GRADEBOOK_FILE
     if db_url is None and db_path is None:
-        db_path = Path(tempfile.mkdtemp(prefix="gradebook-")) / "gradebook.db"
+        db_path = Path(tempfile.mkdtemp(prefix="gradebook-")) / GRADEBOOK_FILE
     if db_url is None:
         Path(db_path).parent.mkdir(parents=True, exist_ok=True)
     c.CourseDirectory.db_url = db_url or sqlite_url(db_path)
@@ -84,15 +85,20 @@ def put_scripts_on_path() -> None:
         os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
-def failure_reason(error: str, log: str = "") -> str:
-    """A readable reason from a failed worker's error text and nbgrader log (G02 and friends)."""
+def read_failure(error: str, log: str = "") -> tuple[Outcome, str]:
+    """Why nbgrader failed, from the error text and log its API returns (it catches every
+    exception and keeps only their text): the :class:`~.failures.Outcome` and the problem, a
+    sentence for the report (G02 and friends). nbclient's ``DeadKernelError`` is a kernel that
+    died; a ``MemoryError`` of nbgrader's own process is out of memory; anything else is
+    :data:`~.failures.Outcome.FAILED` with the last exception line of the text."""
     text = error + "\n" + log
     if "DeadKernelError" in text or "Kernel died" in text:
-        return "the kernel died before all cells ran (out of memory, or os._exit?)"
+        return Outcome.KERNEL_DIED, "the kernel died before all cells ran (out of memory, or os._exit?)"
     if "MemoryError" in text:
-        return "the notebook ran out of memory"
-    if "longer than" in error:
-        return error
+        return Outcome.OUT_OF_MEMORY, "the notebook ran out of memory"
+    if "longer than" in error:  # a time limit's own sentence
+        return Outcome.FAILED, error
     causes = [line.strip() for line in text.splitlines()
               if re.match(r"\s*[\w.]+(Error|Exception): ", line) and "NbGraderException" not in line]
-    return "grading failed: " + (causes[-1][:300] if causes else "unknown error (see the log)")
+    return Outcome.FAILED, "grading failed: " + (causes[-1][:300] if causes else
+                                                 "unknown error (see the log)")

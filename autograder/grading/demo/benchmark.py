@@ -36,7 +36,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading.course import REPO_ROOT, assignments
-from autograder.grading.defaults import KERNEL_NAME
+from autograder.grading.defaults import GRADEBOOK_FILE, KERNEL_NAME, SOURCE_DIR
 from autograder.grading.demo.samples import build_sample_class
 from autograder.grading.intake.submissions import Submission
 from autograder.grading.jobs.cluster import default_workers
@@ -73,19 +73,19 @@ AS_BEFORE = "\nc.SandboxedKernelManager.warm = False\nc.GradingExecute.demo_sha2
 def serial_nbgrader(course: Path, submitted: Path, ids: list[str], extra_config: str = "") -> dict:
     """Grade with plain ``nbgrader autograde`` in a fresh course folder whose
     ``nbgrader_config.py`` is the course's plus ``extra_config``; returns the scores."""
-    shutil.copytree(REPO_ROOT / "solutions", course / "solutions")
+    shutil.copytree(REPO_ROOT / SOURCE_DIR, course / SOURCE_DIR)
     (course / "nbgrader_config.py").write_text(
         (REPO_ROOT / "nbgrader_config.py").read_text() + extra_config)
     shutil.copytree(submitted, course / "submitted")
     nbgrader = [sys.executable, "-m", "nbgrader"]
-    db = f"--CourseDirectory.db_url={sqlite_url(course / 'gradebook.db')}"
+    db = f"--CourseDirectory.db_url={sqlite_url(course / GRADEBOOK_FILE)}"
     for assignment_id in ids:
         subprocess.run(nbgrader + ["generate_assignment", assignment_id, "--force", db],
                        cwd=course, check=True, capture_output=True)
     for assignment_id in ids:
         subprocess.run(nbgrader + ["autograde", assignment_id, "--force", db],
                        cwd=course, check=True, capture_output=True)
-    return read_scores(sqlite_url(course / "gradebook.db"))
+    return read_scores(sqlite_url(course / GRADEBOOK_FILE))
 
 
 def read_scores(db_url: str) -> dict[tuple[str, str, str], float]:
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         with PeakMemory() as memory:
             run = grade_class(tmp / "class", tmp / "parallel", workers=args.workers,
                               feedback=False)
-        parallel = read_scores(sqlite_url(tmp / "parallel" / "gradebook.db"))
+        parallel = read_scores(sqlite_url(tmp / "parallel" / GRADEBOOK_FILE))
         print(f"(b)  course grade, {args.workers} workers:                        "
               f"{run.seconds:7.1f} s  {60 * n / run.seconds:6.2f} notebooks/min")
         print(f"speed-up (a)/(b): {serial_s / run.seconds:.2f}x   (a)/(a'): "
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print("a cold kernel, one notebook at a time (full solution, nothing else running):")
         for assignment_id in ids:
-            path = REPO_ROOT / "solutions" / assignment_id / f"{assignment_id}.ipynb"
+            path = REPO_ROOT / SOURCE_DIR / assignment_id / f"{assignment_id}.ipynb"
             parts = time_one_notebook(path)
             print(f"  {assignment_id:<28} " + "  ".join(f"{k} {v:5.1f} s" for k, v in parts.items()))
     return 0 if same else 1
@@ -200,7 +200,7 @@ def feedback_seconds(run, out: Path, submitted: Path) -> None:
     """Write the feedback of each notebook graded in ``run`` as ``course grade`` does after
     grading (:func:`~.run.gradebook.write_feedback`), which puts its seconds in ``run.timings``."""
 
-    config = nbgrader_config(REPO_ROOT, db_path=out / "gradebook.db", workdir=out,
+    config = nbgrader_config(REPO_ROOT, db_path=out / GRADEBOOK_FILE, workdir=out,
                              submitted_dir=submitted)
     write_feedback(config, [Submission(*key.split("/"), submitted / key) for key in run.timings],
                    run.timings)

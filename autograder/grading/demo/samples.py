@@ -23,6 +23,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading.course import REPO_ROOT
+from autograder.grading.defaults import RELEASE_DIR, SOURCE_DIR
 
 SAMPLES = Path("tests") / "samples"
 
@@ -63,7 +64,7 @@ def build_sample_class(dest: Path, root: Path = REPO_ROOT, *, answers_dir: Path 
     dest = Path(dest)
     for path in sorted(answers_dir.glob("*/*.py")):
         student, assignment_id = path.parent.name, path.stem
-        release = root / "notebooks" / assignment_id / f"{assignment_id}.ipynb"
+        release = root / RELEASE_DIR / assignment_id / f"{assignment_id}.ipynb"
         if not release.is_file():
             raise SampleError(f"{path}: no release notebook {release} (run 'course release')")
         nb = nbformat.read(release, as_version=4)
@@ -100,7 +101,7 @@ def read_answers(answers_dir: Path, student: str, assignment_id: str, root: Path
     base = _BASE.search(header)
     if base is None:
         answers = {}
-    elif base.group(1) == "solutions":
+    elif base.group(1) == SOURCE_DIR:
         answers = solution_answers(root, assignment_id)
     else:
         answers = read_answers(answers_dir, base.group(1), assignment_id, root, _seen + (student,))
@@ -114,7 +115,7 @@ def read_answers(answers_dir: Path, student: str, assignment_id: str, root: Path
 
 def solution_answers(root: Path, assignment_id: str) -> dict[str, str]:
     """grade_id -> source of every answer cell of the solution, marker lines removed."""
-    nb = nbformat.read(root / "solutions" / assignment_id / f"{assignment_id}.ipynb", as_version=4)
+    nb = nbformat.read(root / SOURCE_DIR / assignment_id / f"{assignment_id}.ipynb", as_version=4)
     return {c.metadata.nbgrader.grade_id: strip_markers(c.source)
             for c in nb.cells if _is_answer_cell(c)}
 

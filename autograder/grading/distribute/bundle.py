@@ -27,8 +27,9 @@ from pathlib import Path
 import tomllib
 
 from autograder.grading.course import REPO_ROOT, assignments
+from autograder.grading.defaults import COURSE_ID, RELEASE_DIR
 
-TOP = "tf-autodiff-workbook"
+TOP = COURSE_ID
 
 DIST_NAME = "tf-autodiff-workbook-student"
 
@@ -66,7 +67,7 @@ exercise has a check you run yourself; your instructor grades your notebooks wit
 
 ## Install (once)
 
-You need Python 3.10-3.13 on Linux, macOS or Windows (64-bit). From this folder:
+You need Python 3.11-3.13 on Linux, macOS or Windows (64-bit). From this folder:
 
 ```bash
 python3 -m venv .venv
@@ -170,7 +171,7 @@ def bundle_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
     ids = assignments(root)
     files: dict[str, bytes] = {}
     for assignment_id in ids:
-        released = sorted((root / "notebooks" / assignment_id).glob("*.ipynb"))
+        released = sorted((root / RELEASE_DIR / assignment_id).glob("*.ipynb"))
         if not released:
             raise ValueError(f"{assignment_id} has no release in {root / 'notebooks'}: "
                              f"run `course release {assignment_id}` first")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from autograder.grading.defaults import CLASS_ENV, COURSE_ID, DEFAULT_EXCHANGE_ROOT, EXCHANGE_ENV
+from autograder.grading.defaults import CLASS_ENV, COURSE_ID, DEFAULT_EXCHANGE_ROOT, EXCHANGE_ENV, GRADEBOOK_FILE
 from autograder.grading.nbgrader_api import sqlite_url
 
 
@@ -54,7 +54,7 @@ def configure_exchange(c, root: str | None = None, class_dir: str | None = None)
         c.CourseDirectory.submitted_directory = os.path.join(class_dir, "submitted")
         c.CourseDirectory.feedback_directory = os.path.join(class_dir, "grading", "feedback")
         os.makedirs(os.path.join(class_dir, "grading"), exist_ok=True)
-        c.CourseDirectory.db_url = sqlite_url(os.path.join(class_dir, "grading", "gradebook.db"))
+        c.CourseDirectory.db_url = sqlite_url(os.path.join(class_dir, "grading", GRADEBOOK_FILE))
 
 
 def student_config(root: str | None = None) -> str:

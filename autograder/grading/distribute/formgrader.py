@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from autograder.grading.course import REPO_ROOT
+from autograder.grading.defaults import GRADEBOOK_FILE, SOURCE_DIR
 
 # The JupyterLab set-ups of the course: students' hides nbgrader's instructor tools.
 JUPYTER_CONFIG = REPO_ROOT / "jupyter-config"
@@ -50,12 +51,12 @@ def write_course_config(out: Path, root: Path = REPO_ROOT) -> Path:
         FileNotFoundError: ``out`` holds no ``gradebook.db`` (not graded by ``course grade``).
     """
     out = Path(out).resolve()
-    if not (out / "gradebook.db").is_file():
+    if not (out / GRADEBOOK_FILE).is_file():
         raise FileNotFoundError(f"{out} holds no gradebook.db: grade a class into it first "
                                 f"with 'course grade SUBMITTED --out {out}'")
     path = out / "nbgrader_config.py"
     path.write_text(CONFIG_TEMPLATE.format(
-        command=formgrader_command(out), root=str(out), source=str(Path(root) / "solutions")))
+        command=formgrader_command(out), root=str(out), source=str(Path(root) / SOURCE_DIR)))
     return path
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading.course import REPO_ROOT, assignments
-from autograder.grading.defaults import KERNEL_NAME
+from autograder.grading.defaults import GRADEBOOK_FILE, KERNEL_NAME, SOURCE_DIR
 from autograder.grading.kernels.managers import GradingKernelManager
 from autograder.grading.nbgrader_api import nbgrader_api, nbgrader_config
 
@@ -79,7 +79,7 @@ def execute_solutions(assignment_ids: list[str] | None = None, *,
     """Execute every solution notebook of the given assignments in place, storing outputs."""
     done = []
     for assignment_id in assignment_ids or assignments(root):
-        for path in sorted((root / "solutions" / assignment_id).glob("*.ipynb")):
+        for path in sorted((root / SOURCE_DIR / assignment_id).glob("*.ipynb")):
             nb = execute_notebook(path)
             nbformat.write(nb, path)
             done.append(path)
@@ -89,5 +89,5 @@ def execute_solutions(assignment_ids: list[str] | None = None, *,
 def release_to_temp(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT) -> Path:
     """Release into a new temporary folder (for comparing with the committed ``notebooks/``)."""
     out = Path(tempfile.mkdtemp(prefix="release-"))
-    release(assignment_ids, root=root, release_dir=out, db_path=out / "gradebook.db")
+    release(assignment_ids, root=root, release_dir=out, db_path=out / GRADEBOOK_FILE)
     return out

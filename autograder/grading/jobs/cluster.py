@@ -3,7 +3,7 @@
 Each job (:class:`~.jobs.job.Job`) is data in, data out, so a worker needs no shared file system:
 only this package installed. Workers are processes with one thread each, so one job runs per
 worker at a time. A worker lost mid-job (its machine went away, it was killed) has its job
-rescheduled once on another worker; a job that loses a second worker ends as ``"lost"`` with a
+rescheduled once on another worker; a job that loses a second worker ends as ``Outcome.LOST`` with a
 reason, not in a retry loop. Each worker of the embedded cluster has a memory limit
 (:func:`worker_memory_limit`): past it Dask restarts the worker, and its job counts as one lost.
 """
@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 from tqdm.auto import tqdm
 
 from autograder.grading.defaults import ALLOWED_FAILURES, WORKER_MEMORY_MAX
+from autograder.grading.failures import Outcome
 from autograder.grading.jobs.job import Job, JobResult
 from autograder.grading.jobs.worker import grade_job
 
@@ -93,7 +94,7 @@ def run_jobs(jobs: list[Job], workers: int, *, scheduler: str | None = None,
                 try:
                     result = future.result()
                 except Exception as error:  # KilledWorker: it took its workers down with it
-                    result = JobResult(job.key, "lost", "the grading worker died while grading "
+                    result = JobResult(job.key, Outcome.LOST, "the grading worker died while grading "
                                        f"it, {ALLOWED_FAILURES + 1} times ({type(error).__name__})")
                 results[job.key] = result
                 failed += not result.success

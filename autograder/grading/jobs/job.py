@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from autograder.grading.defaults import JOB_TIMEOUT_S
+from autograder.grading.failures import Outcome
 
 
 @dataclass(frozen=True)
@@ -38,20 +39,20 @@ class Job:
 class JobResult:
     """What a worker reports for one job.
 
-    ``kind`` is ``"graded"`` (every notebook executed; cells may still have failed), or why not:
-    ``"kernel_died"``, ``"out_of_memory"``, ``"timed_out"``, ``"failed"`` (nbgrader or the worker
-    broke; ``reason`` says how), ``"grader_failed"`` (the grader's own machinery failed twice:
-    not the submission's doing, never its grade) or ``"lost"`` (the worker itself died, on the
-    client's side). ``missing_limits`` has a warning line per per-kernel limit this worker could
-    not set (:func:`~.kernels.cgroups.missing_limits_lines`).
+    ``kind`` is :data:`~.failures.Outcome.GRADED` (every notebook executed; cells may still have
+    failed), or why not (:class:`~.failures.Outcome`: ``KERNEL_DIED``, ``OUT_OF_MEMORY``,
+    ``TIMED_OUT``, ``FAILED``, ``GRADER_FAILED``, never the submission's grade, or ``LOST``, set
+    on the client's side), and ``problem`` says it in a sentence. ``missing_limits`` has a warning
+    line per per-kernel limit this worker could not set
+    (:func:`~.kernels.cgroups.missing_limits_lines`).
     ``executed`` maps notebook names (without ``.ipynb``) to the executed notebook's bytes, as far
     as they ran; ``log`` is nbgrader's log; ``seconds`` the job's wall time; ``timings`` splits
     it, in seconds: "kernel start", "integrity checks", "set-up cell", "other cells" and
     "nbgrader" (the rest of nbgrader's autograde on the worker).
     """
     key: str
-    kind: str
-    reason: str = ""
+    kind: Outcome
+    problem: str = ""
     executed: dict[str, bytes] = field(default_factory=dict)
     log: str = ""
     seconds: float = 0.0
@@ -60,4 +61,4 @@ class JobResult:
 
     @property
     def success(self) -> bool:
-        return self.kind == "graded"
+        return self.kind is Outcome.GRADED

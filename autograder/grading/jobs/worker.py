@@ -2,12 +2,12 @@
 
 The client builds a :class:`Job` per submission (its staged files as bytes, the assignment's
 scratch gradebook as bytes, the settings); :func:`grade_job` runs on a worker, in a private scratch
-course, nbgrader's own ``autograde`` (its kernel in the sandbox, see :mod:`.kernels.bwrap`), and returns
-a :class:`JobResult` with the executed notebooks as bytes. Every failure becomes the result's
-``kind`` and ``reason``: a job never raises. A failure of the grader's own machinery (no kernel
-could be started, its cgroup could not be made, the warm-kernel template died) is graded again
-once, with cold kernels; if it fails again the result is ``"grader_failed"``, which the client
-never records as the student's grade.
+course, nbgrader's own ``autograde`` (its kernel in the sandbox, see :mod:`.kernels.bwrap`),
+and returns a :class:`JobResult` with the executed notebooks as bytes. Every failure becomes the
+result's ``kind`` (an :class:`~.failures.Outcome`) and ``problem``: a job never raises. A
+failure of the grader's own machinery (no kernel could be started, its cgroup could not be made,
+the warm-kernel template died) is graded again once, with cold kernels; if it fails again the
+result is ``Outcome.GRADER_FAILED``, which the client never records as the student's grade.
 """
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ import time
 import warnings
 from pathlib import Path
 
-from autograder.grading.defaults import WORKER_ENV
-from autograder.grading.failures import MACHINERY_FAILURES, OUT_OF_MEMORY
+from autograder.grading.defaults import GRADEBOOK_FILE, SOURCE_DIR, WORKER_ENV
+from autograder.grading.failures import MACHINERY_FAILURES, OUT_OF_MEMORY, Outcome
 from autograder.grading.jobs.job import Job, JobResult
 from autograder.grading.kernels.cgroups import missing_limits_lines
-from autograder.grading.nbgrader_api import failure_reason, nbgrader_api, nbgrader_config
+from autograder.grading.nbgrader_api import nbgrader_api, nbgrader_config, read_failure
 from autograder.grading.preprocessors.execute import TIMINGS
 
 
@@ -50,17 +50,17 @@ def grade_job(job: Job) -> JobResult:
                 f"grader failed: {'; '.join(failures)}\n"
         result.log = notes + result.log
         if not result.success and failures and not timer.finished.is_set():
-            result = JobResult(job.key, "grader_failed",
+            result = JobResult(job.key, Outcome.GRADER_FAILED,
                                "not graded: the grader failed twice (" + "; ".join(failures)[:300] +
                                "); run again", result.executed, result.log, timings=result.timings)
         elif not result.success and OUT_OF_MEMORY:
-            result.kind, result.reason = "out_of_memory", OUT_OF_MEMORY[0]
+            result.kind, result.problem = Outcome.OUT_OF_MEMORY, OUT_OF_MEMORY[0]
         result.missing_limits = missing_limits_lines() if job.sandbox else []
     finally:
         timer.cancel()
     if timer.finished.is_set() and time.perf_counter() - started >= job.timeout_s:
-        result.kind = "timed_out"
-        result.reason = f"grading took longer than {job.timeout_s:.0f} s and was stopped"
+        result.kind = Outcome.TIMED_OUT
+        result.problem = f"grading took longer than {job.timeout_s:.0f} s and was stopped"
     result.seconds = time.perf_counter() - started
     return result
 
@@ -71,7 +71,7 @@ def _attempt(job: Job, warm: bool) -> JobResult:
     try:
         return _autograde(job, scratch, warm)
     except Exception as error:  # a broken job must not end the worker
-        return JobResult(job.key, "failed", f"{type(error).__name__}: {error}")
+        return JobResult(job.key, Outcome.FAILED, f"{type(error).__name__}: {error}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -82,9 +82,9 @@ def _autograde(job: Job, scratch: Path, warm: bool = True) -> JobResult:
     submitted.mkdir(parents=True)
     for name, data in job.files.items():
         (submitted / Path(name).name).write_bytes(data)
-    (scratch / "solutions" / job.assignment_id).mkdir(parents=True)  # nbgrader looks for extra files
-    (scratch / "gradebook.db").write_bytes(job.gradebook)
-    config = nbgrader_config(scratch, db_path=scratch / "gradebook.db",
+    (scratch / SOURCE_DIR / job.assignment_id).mkdir(parents=True)  # nbgrader looks for extra files
+    (scratch / GRADEBOOK_FILE).write_bytes(job.gradebook)
+    config = nbgrader_config(scratch, db_path=scratch / GRADEBOOK_FILE,
                              submitted_dir=scratch / "submitted", workdir=scratch,
                              cell_timeout_s=job.cell_timeout_s, sandbox=job.sandbox,
                              memory_limit_bytes=job.memory_limit_bytes,
@@ -102,15 +102,14 @@ def _autograde(job: Job, scratch: Path, warm: bool = True) -> JobResult:
     executed = {p.stem: p.read_bytes() for p in
                 (scratch / "autograded" / job.student_id / job.assignment_id).glob("*.ipynb")}
     log = outcome.get("log", "") or ""
-    reason = "" if outcome.get("success") else failure_reason(outcome.get("error", "") or "", log)
+    kind, problem = (Outcome.GRADED, "") if outcome.get("success") else \
+        read_failure(outcome.get("error", "") or "", log)
     if kernel_log.exists():  # its last lines: why a kernel did not start, what a library said
         tail = kernel_log.read_bytes()[-4000:].decode("utf-8", "replace")
         log += f"\n--- the kernel's own stdout and stderr (last lines) ---\n{tail}"
     if outcome.get("success"):
-        return JobResult(job.key, "graded", executed=executed, log=log, timings=timings)
-    kind = "kernel_died" if "kernel died" in reason else \
-        "out_of_memory" if "out of memory" in reason else "failed"
-    return JobResult(job.key, kind, reason, executed, log, timings=timings)
+        return JobResult(job.key, kind, executed=executed, log=log, timings=timings)
+    return JobResult(job.key, kind, problem, executed, log, timings=timings)
 
 
 def _kill_kernels() -> None:

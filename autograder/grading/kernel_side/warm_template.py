@@ -39,10 +39,8 @@ Only the standard library is used before the fork, besides the imports that warm
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import os
-import re
 import resource
 import select
 import signal
@@ -53,64 +51,22 @@ import time
 import traceback
 from pathlib import Path
 
-# Mirrors of the sandbox's settings (this module runs inside it, where .sandbox is not mounted).
+# Not a file here: the host's start line (kernels.warm.BOOT_SOURCE) makes this module from the
+# text of kernel_side/syscalls.py before it runs this one.
+from kernel_syscalls import (CLONE_NEWIPC, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWUSER,
+                             CLONE_NEWUTS, MS_BIND, MS_NODEV, MS_NOSUID, MS_PRIVATE, MS_REC,
+                             PR_SET_DUMPABLE, PR_SET_PDEATHSIG, check, drop_capabilities, libc,
+                             make_read_only, mount, mounts_under, prctl, refuse_user_namespaces)
+
+# Mirrors of the sandbox's settings (autograder.grading.defaults, not mounted in the sandbox;
+# tests/test_grading_layers.py checks that they agree).
 WORKDIR = "/home/student"
 SHM_SIZE_MB = 64
-
-CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
-CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND = 1, 2, 4, 32, 4096
-MS_REC, MS_PRIVATE = 16384, 1 << 18
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 1, 4, 24, 38
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+MPL_CONFIG_DIR = f"{WORKDIR}/.config/matplotlib"
+# The fresh tmpfs of each kernel (the sandbox mounts the same, kernels.bwrap.sandbox_argv).
+FRESH_TMPFS = ("/tmp", WORKDIR, "/dev/shm")
 # Most cgroup.procs files a request may carry (a v1 hierarchy per controller, memory and pids).
 MAX_CGROUP_FDS = 4
-CAP_LAST = 63
-_LINUX_CAPABILITY_VERSION_3 = 0x20080522
-
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _check(result: int, what: str) -> None:
-    if result != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"{what}: {os.strerror(error)}")
-
-
-def _prctl(option: int, value: int) -> None:
-    _check(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0), f"prctl({option})")
-
-
-def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None):
-    _check(_libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None,
-                       ctypes.c_ulong(flags), data.encode() if data else None),
-           f"mount {target}")
-
-
-def _drop_capabilities() -> None:
-    """Drop every capability (bounding set, effective, permitted, inheritable) for good: the
-    kernel gets a user namespace of its own, in which it would otherwise hold them all."""
-    for cap in range(CAP_LAST + 1):
-        _libc.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0)  # EINVAL past the last: fine
-    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
-    data = (ctypes.c_uint32 * 6)()
-    _check(_libc.capset(header, data), "capset")
-    _prctl(PR_SET_NO_NEW_PRIVS, 1)
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-
-
-def _refuse_user_namespaces(program: bytes) -> None:
-    """Load the seccomp filter ``program`` (:func:`.kernels.seccomp.user_namespace_filter`, mirrored by
-    its LOAD_FILTER_SOURCE) into this process, for good: no new user namespace, in this process
-    or anything it starts."""
-    buffer = ctypes.create_string_buffer(program, len(program))
-    prog = _SockFprog(len(program) // 8, ctypes.addressof(buffer))
-    _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    _check(_libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog),
-                       0, 0), "seccomp")
 
 
 def preload() -> None:
@@ -150,7 +106,7 @@ def _start_keeper(request: dict, out_fd: int, err_fd: int, cgroup_fds: list[int]
         os.close(status_fd)
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         os.setsid()  # a session, so a scheduler autogroup, of its own: not the other kernels'
         kernel_dir = Path(request["kernel_dir"])
         _isolate(kernel_dir, int(request["work_size_mb"]))
@@ -171,7 +127,7 @@ def _run_init(request: dict, kernel_dir: Path, out_fd: int, err_fd: int) -> None
     It makes the kernel's connection folder read-only once the kernel has made its sockets (the
     one folder of the host's disk it could otherwise fill), and reaps orphans."""
     try:
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         kernel = os.fork()
         if kernel == 0:
             _run_kernel(request, out_fd, err_fd)
@@ -220,7 +176,7 @@ def _freeze_when_bound(kernel: int, kernel_dir: Path, sockets: int = 5,
         if done:  # it ended before: nothing to freeze
             return os.waitstatus_to_exitcode(status) % 256
         time.sleep(0.01)
-    _make_read_only(str(kernel_dir), dict(_mounts_under(str(kernel_dir.parent))).get(str(kernel_dir), 0))
+    make_read_only(str(kernel_dir), dict(mounts_under(str(kernel_dir.parent))).get(str(kernel_dir), 0))
     return None
 
 
@@ -228,66 +184,41 @@ def _isolate(kernel_dir: Path, work_size_mb: int) -> None:
     """New user, mount, pid, network, IPC and UTS namespaces for this process's children; fresh
     writable folders; the template's folder hidden but for ``kernel_dir``."""
     uid, gid = os.getuid(), os.getgid()
-    _prctl(PR_SET_DUMPABLE, 1)  # a non-dumpable process cannot write its own uid_map
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
+    prctl(PR_SET_DUMPABLE, 1)  # a non-dumpable process cannot write its own uid_map
+    check(libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET |
                          CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
     Path("/proc/self/setgroups").write_text("deny")
     Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
     Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
     # Non-dumpable again: the kernel runs as the same uid, and must not reach this process
     # (outside its pid namespace, holding capabilities in its user namespace) through /proc.
-    _prctl(PR_SET_DUMPABLE, 0)
-    _mount("none", "/", None, MS_REC | MS_PRIVATE)
+    prctl(PR_SET_DUMPABLE, 0)
+    mount("none", "/", None, MS_REC | MS_PRIVATE)
     keep = os.open(kernel_dir, os.O_PATH | os.O_DIRECTORY)  # the folder may lie under /tmp
     # What the sandbox mounted under /tmp (the environment and the course, in a fresh clone),
     # but the template's folder: mounted again, read-only, on the fresh /tmp.
-    under_tmp = [(path, flags, os.open(path, os.O_PATH)) for path, flags in _mounts_under("/tmp")
+    under_tmp = [(path, flags, os.open(path, os.O_PATH)) for path, flags in mounts_under("/tmp")
                  if not (path + "/").startswith(str(kernel_dir.parent) + "/")]
     size = f"size={work_size_mb * 2**20}"
-    for target, options in (("/tmp", f"{size},mode=1777"), (WORKDIR, f"{size},mode=1777"),
-                            ("/dev/shm", f"size={SHM_SIZE_MB * 2**20},mode=1777")):
-        _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, options)
+    for target in FRESH_TMPFS:
+        options = f"size={SHM_SIZE_MB * 2**20}" if target == "/dev/shm" else size
+        mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"{options},mode=1777")
     for path, flags, fd in under_tmp:
         if stat.S_ISDIR(os.fstat(fd).st_mode):
             os.makedirs(path, exist_ok=True)
         else:
             os.makedirs(os.path.dirname(path), exist_ok=True)
             open(path, "a").close()
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND)
-        _make_read_only(path, flags)
+        mount(f"/proc/self/fd/{fd}", path, None, MS_BIND)
+        make_read_only(path, flags)
         os.close(fd)
-    os.makedirs(f"{WORKDIR}/.config/matplotlib", exist_ok=True)
+    os.makedirs(MPL_CONFIG_DIR, exist_ok=True)
     if kernel_dir.parent.exists():  # not under a fresh tmpfs: hide the template's folder
-        _mount("tmpfs", str(kernel_dir.parent), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+        mount("tmpfs", str(kernel_dir.parent), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
     os.makedirs(kernel_dir, mode=0o700)
     # Its own connection folder, at the same path (ZMQ ipc sockets are paths).
-    _mount(f"/proc/self/fd/{keep}", str(kernel_dir), None, MS_BIND)
+    mount(f"/proc/self/fd/{keep}", str(kernel_dir), None, MS_BIND)
     os.close(keep)
-
-
-# Per-mount options of /proc/self/mountinfo that a remount must keep (they are locked).
-_MOUNT_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048,
-                "relatime": 1 << 21, "strictatime": 1 << 24}
-
-
-def _make_read_only(path: str, locked: int) -> None:
-    """Remount the bind mount at ``path`` read-only, keeping its ``locked`` flags (a remount in a
-    user namespace may not drop them)."""
-    _mount("none", path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | locked)
-
-
-def _mounts_under(prefix: str) -> list[tuple[str, int]]:
-    """Mount points below ``prefix``, in mount order, with their locked flags."""
-    found = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        fields = line.split()
-        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4])
-        if point.startswith(prefix + "/"):
-            flags = 0
-            for option in fields[5].split(","):
-                flags |= _MOUNT_FLAGS.get(option, 0)
-            found.append((point, flags))
-    return found
 
 
 def _run_kernel(request: dict, out_fd: int, err_fd: int) -> None:
@@ -295,7 +226,7 @@ def _run_kernel(request: dict, out_fd: int, err_fd: int) -> None:
     random state, then ipykernel; never returns."""
     code = 0
     try:
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         os.close(out_fd)
         os.close(err_fd)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -305,9 +236,9 @@ def _run_kernel(request: dict, out_fd: int, err_fd: int) -> None:
         limit = int(request.get("memory_limit_bytes") or 0)
         if limit:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        _drop_capabilities()
+        drop_capabilities()
         if request.get("userns_filter"):
-            _refuse_user_namespaces(bytes.fromhex(request["userns_filter"]))
+            refuse_user_namespaces(bytes.fromhex(request["userns_filter"]))
         # Python's random re-seeds itself in a fork (os.register_at_fork); NumPy's does not.
         import numpy
         numpy.random.seed()  # from the OS, as a cold interpreter seeds itself
@@ -354,7 +285,7 @@ def _self_test(folder: Path) -> None:
 def serve(folder: Path) -> None:
     """Preload, test, then fork kernels on request until the host goes away."""
     preload()
-    _prctl(PR_SET_DUMPABLE, 0)  # no process of the same uid may read or write its memory
+    prctl(PR_SET_DUMPABLE, 0)  # no process of the same uid may read or write its memory
     _self_test(folder)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(folder / "control.tmp"))

@@ -77,9 +77,9 @@ class LimitedKernelManager(GradingKernelManager):
     A kernel that cannot be started for the grader's own reasons (its cgroup, a failed start)
     raises :class:`~.failures.GraderFailure`, noted in :data:`~.failures.MACHINERY_FAILURES`."""
 
-    memory_limit_bytes = Integer(0, help="memory limit of the kernel, bytes: its address space "
-                                 "and, in its cgroup, all its processes together; 0: none").tag(
-        config=True)
+    memory_limit_bytes = Integer(None, allow_none=True, help="memory limit of the kernel, bytes: "
+                                 "its address space and, in its cgroup, all its processes "
+                                 "together; None: none").tag(config=True)
     max_tasks = Integer(MAX_TASKS_PER_KERNEL, help="most processes and threads of the "
                         "kernel (its cgroup)").tag(config=True)
     output_log = Unicode("", help="file that gets what the kernel's process writes to its own "
@@ -110,10 +110,10 @@ class LimitedKernelManager(GradingKernelManager):
         if "memory" in missing and "tasks" in missing:
             return None
         try:
-            return KernelCgroup(self.memory_limit_bytes or None, self.max_tasks)
+            return KernelCgroup(self.memory_limit_bytes, self.max_tasks)
         except GraderFailure:
             try:
-                return KernelCgroup(self.memory_limit_bytes or None, self.max_tasks)
+                return KernelCgroup(self.memory_limit_bytes, self.max_tasks)
             except GraderFailure as error:
                 machinery_failed(str(error))
                 raise

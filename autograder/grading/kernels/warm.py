@@ -36,7 +36,18 @@ from autograder.grading.kernels.launcher import launcher, userns_filter_hex
 
 PROVISIONER_NAME = "course-warm-kernel"
 
-TEMPLATE_SOURCE = (Path(__file__).parents[1] / "kernel_side" / "warm_template.py").read_text()
+KERNEL_SIDE = Path(__file__).parents[1] / "kernel_side"
+# What ``python -c`` runs in the sandbox: kernel_side/syscalls.py made into the module
+# ``kernel_syscalls`` from its text, then kernel_side/warm_template.py as ``__main__``.
+BOOT_SOURCE = (
+    "import sys, types\n"
+    "syscalls = types.ModuleType('kernel_syscalls')\n"
+    f"exec(compile({(KERNEL_SIDE / 'syscalls.py').read_text()!r}, 'kernel_side/syscalls.py', "
+    "'exec'), syscalls.__dict__)\n"
+    "sys.modules['kernel_syscalls'] = syscalls\n"
+    "del sys, types, syscalls\n"
+    f"exec(compile({(KERNEL_SIDE / 'warm_template.py').read_text()!r}, "
+    "'kernel_side/warm_template.py', 'exec'))\n")
 
 
 class WarmKernelsUnavailable(RuntimeError):
@@ -101,7 +112,7 @@ class Template:
 
     def _start(self, timeout_s: float) -> None:
         argv = sandbox_argv(self.folder, env=self.env) + launcher(None, os.geteuid() == 0) + \
-            [sys.executable, "-c", TEMPLATE_SOURCE, str(self.folder)]
+            [sys.executable, "-c", BOOT_SOURCE, str(self.folder)]
         started = threading.Event()
         failed: list[str] = []
 
@@ -143,7 +154,7 @@ class Template:
         return path
 
     def launch(self, kernel_dir: Path, connection_file: str, arguments: list[str],
-               memory_limit_bytes: int, work_size_mb: int, stdout_fd: int,
+               memory_limit_bytes: int | None, work_size_mb: int, stdout_fd: int,
                stderr_fd: int, cgroup_fds: list[int] = ()) -> KernelHandle:
         """Ask the template for a kernel, with ipykernel's options ``arguments`` after the
         connection file; returns its handle once it has forked. ``cgroup_fds``: the

@@ -24,7 +24,7 @@ class ReuseOutputs(NbGraderPreprocessor):
 
     executed_directory = Unicode(
         "", help="autograded/ folder of the worker's scratch course").tag(config=True)
-    failure_reason = Unicode(
+    problem = Unicode(
         "", help="why the worker left no executed notebook").tag(config=True)
 
     def preprocess(self, nb, resources):
@@ -32,7 +32,7 @@ class ReuseOutputs(NbGraderPreprocessor):
         path = os.path.join(self.executed_directory, info["student"], info["assignment"],
                             info["notebook"] + ".ipynb")
         if not os.path.exists(path):
-            reason = self.failure_reason or "the notebook was not executed"
+            reason = self.problem or "the notebook was not executed"
             for cell in nb.cells:
                 cell.metadata.pop(VERDICT_KEY, None)
                 if cell.cell_type == "code":

@@ -8,38 +8,39 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading.defaults import REVIEW_KEY
+from autograder.grading.failures import Outcome
 from autograder.grading.intake.scan import review_submission
 from autograder.grading.intake.submissions import (
     Submission,
 )
 from autograder.grading.layout import OutputLayout, gradebook_lock
-from autograder.grading.nbgrader_api import failure_reason, nbgrader_api
+from autograder.grading.nbgrader_api import nbgrader_api, read_failure
 from autograder.grading.preprocessors.record import ReuseOutputs
 from autograder.grading.report_text import printable
 from autograder.grading.run.records import read_record
 from autograder.grading.run.results import NotebookGrade
 
 
-def record(config, sub: Submission, executed_dir: Path, reason: str) -> str:
+def record(config, sub: Submission, executed_dir: Path, problem: str) -> str:
     """Run nbgrader's autograde of ``sub`` on the real gradebook, reusing the outputs of the
     worker's execution in ``executed_dir`` (see :class:`~.preprocessors.record.ReuseOutputs`).
 
-    Returns "" on success, else why it failed (the batch goes on without this submission)."""
+    ``problem`` is why the worker left no executed notebook ("" when it did). Returns "" on
+    success, else why recording failed (the batch goes on without this submission)."""
     from nbgrader.preprocessors import Execute
-
 
     config = config.copy()
     config.Autograde.autograde_preprocessors = [
         ReuseOutputs if isinstance(pp, type) and issubclass(pp, Execute) else pp
         for pp in config.Autograde.autograde_preprocessors]
     config.ReuseOutputs.executed_directory = str(executed_dir)
-    config.ReuseOutputs.failure_reason = reason
+    config.ReuseOutputs.problem = problem
     with gradebook_lock(Path(config.CourseDirectory.autograded_directory).parent):
         result = nbgrader_api(config).autograde(sub.assignment_id, sub.student_id, force=True)
     if result["success"]:
         return ""
-    return "recording in the gradebook failed: " + failure_reason(
-        result.get("error", ""), result.get("log", "")).removeprefix("grading failed: ")
+    _, why = read_failure(result.get("error", ""), result.get("log", ""))
+    return "recording in the gradebook failed: " + why.removeprefix("grading failed: ")
 
 
 def collect(config, subs: list[Submission], layout: OutputLayout) -> list[NotebookGrade]:
@@ -74,8 +75,12 @@ def _collect_one(gb, sub: Submission, layout: OutputLayout) -> list[NotebookGrad
         grade = NotebookGrade(sub.student_id, sub.assignment_id, notebook.name,
                               notes=list(sub.notes), failures=list(record.get("failures", [])))
         grade.problem = sub.problems.get(notebook.name) or run_problem or None
+        grade.outcome = _recorded_outcome(record) if run_problem else Outcome.GRADED
+        if notebook.name in sub.problems:
+            grade.outcome = Outcome.UNREADABLE
         if notebook.name not in sub.notebooks:
             grade.problem = grade.problem or "notebook not submitted"
+            grade.outcome = Outcome.NOT_SUBMITTED
         try:
             submitted = gb.find_submission_notebook(
                 notebook.name, sub.assignment_id, sub.student_id)
@@ -99,6 +104,15 @@ def _collect_one(gb, sub: Submission, layout: OutputLayout) -> list[NotebookGrad
                                     f"{type(error).__name__}: {str(error)[:200]}")
         grades.append(grade)
     return grades
+
+
+def _recorded_outcome(record: dict) -> Outcome:
+    """The :class:`~.failures.Outcome` a record holds (records are files in the output folder:
+    an unknown value is read as a failure)."""
+    try:
+        return Outcome(record.get("outcome", Outcome.FAILED))
+    except ValueError:
+        return Outcome.FAILED
 
 
 def failure_messages(path: Path) -> dict[str, str]:
@@ -143,8 +157,8 @@ def write_feedback(config, subs: list[Submission],
         started = time.perf_counter()
         try:
             result = api.generate_feedback(sub.assignment_id, sub.student_id, force=True)
-            error = "" if result["success"] else failure_reason(result.get("error", ""),
-                                                                result.get("log", ""))
+            error = "" if result["success"] else read_failure(result.get("error", ""),
+                                                              result.get("log", ""))[1]
         except Exception as exception:
             error = f"{type(exception).__name__}: {exception}"
         if error:

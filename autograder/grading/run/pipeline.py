@@ -28,8 +28,9 @@ from pathlib import Path
 from sqlalchemy.exc import SAWarning
 
 from autograder.grading.course import REPO_ROOT, assignments, demo_cell_hashes
-from autograder.grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
+from autograder.grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB, SOURCE_DIR
 from autograder.grading.distribute.release import release
+from autograder.grading.failures import Outcome
 from autograder.grading.intake.submissions import (
     Submission,
     find_submissions,
@@ -117,7 +118,7 @@ class ClassGrading:
         unknown = sorted(set(assignment_ids or []) - set(self.known))
         if unknown:
             raise ValueError(f"unknown assignment {', '.join(unknown)}: the course has "
-                             f"{', '.join(self.known)} (the folders of {root / 'solutions'})")
+                             f"{', '.join(self.known)} (the folders of {root / SOURCE_DIR})")
         self.ids = assignment_ids or self.known
         if sandbox:
             problem = sandbox_problem()
@@ -125,7 +126,7 @@ class ClassGrading:
                 raise SandboxUnavailable(problem)
         self.cell_timeout_s, self.sandbox = cell_timeout_s, sandbox
         self.demo_sha256 = () if run_demos else tuple(demo_cell_hashes(
-            sorted((root / "solutions").glob("*/*.ipynb"))))
+            sorted((root / SOURCE_DIR).glob("*/*.ipynb"))))
         # Seconds per submission key and step: the job's (JobResult.timings), "record", "feedback".
         self.timings: dict[str, dict[str, float]] = {}
         self.memory_limit_bytes = memory_limit_mb * 2**20 if memory_limit_mb else None
@@ -149,7 +150,7 @@ class ClassGrading:
         """Find and validate the submissions (G05), copy each gradable one, normalized and
         repaired, to the run's private folder, and keep those to grade: new or changed since the
         last run (every one with ``force``)."""
-        expected = {a: sorted(p.stem for p in (self.root / "solutions" / a).glob("*.ipynb"))
+        expected = {a: sorted(p.stem for p in (self.root / SOURCE_DIR / a).glob("*.ipynb"))
                     for a in self.known}
         everything = find_submissions(self.submitted_dir, expected)
         subs = [sub for sub in everything if sub.assignment_id in self.ids]
@@ -194,29 +195,30 @@ class ClassGrading:
         folder.mkdir(parents=True, exist_ok=True)
         for name, data in result.executed.items():
             (folder / f"{name}.ipynb").write_bytes(data)
-        reason = "" if result.success else result.reason
-        if reason:
-            reason += f" (log: {self._keep_log(sub, result)})"
+        problem = "" if result.success else result.problem
+        if problem:
+            problem += f" (log: {self._keep_log(sub, result)})"
         self.missing_limits.update(result.missing_limits)
-        if result.kind == "grader_failed":  # the grader's fault: no grade; the next run grades it
+        if result.kind is Outcome.GRADER_FAILED:  # the grader's fault: no grade; the next run grades it
             self.timings[result.key] = dict(result.timings)
-            self._write_record(sub, {"sha256": None, "problem": reason, "sandboxed": self.sandbox,
-                                     "failures": [f"execute: {reason}"]})
+            self._write_record(sub, {"sha256": None, "problem": problem, "outcome": result.kind,
+                                     "sandboxed": self.sandbox, "failures": [f"execute: {problem}"]})
             shutil.rmtree(folder, ignore_errors=True)
             return
         started = time.perf_counter()
         try:
             not_recorded = record(self.config, sub,
-                                  executed if result.success else folder / "none", reason)
+                                  executed if result.success else folder / "none", problem)
         except Exception as error:  # the gradebook refused it: this submission only
             not_recorded = f"recording in the gradebook failed: {type(error).__name__}: {error}"
         self.timings[result.key] = {**result.timings, "record": time.perf_counter() - started}
         # A submission that could not be recorded keeps no fingerprint: the next run retries it.
         self._write_record(sub, {
             "sha256": None if not_recorded else self.fingerprints[result.key],
-            "problem": not_recorded or reason, "sandboxed": self.sandbox,
+            "problem": not_recorded or problem,
+            "outcome": Outcome.FAILED if not_recorded else result.kind, "sandboxed": self.sandbox,
             "failures": [f"{step}: {why}" for step, why in
-                         (("execute", reason), ("record", not_recorded)) if why]})
+                         (("execute", problem), ("record", not_recorded)) if why]})
         shutil.rmtree(folder, ignore_errors=True)
 
     def report(self, feedback: bool = True) -> GradeRun:
@@ -258,11 +260,11 @@ class ClassGrading:
         return self.staged_dir / sub.student_id / sub.assignment_id
 
     def _keep_log(self, sub: Submission, result: JobResult) -> str:
-        """Keep what a failed job left (its kind and reason, nbgrader's log, the kernel's own
+        """Keep what a failed job left (its kind and problem, nbgrader's log, the kernel's own
         output) in the output folder; returns that path relative to it."""
         path = self.layout.log(sub.student_id, sub.assignment_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"{printable(sub.key)}: {printable(result.kind)}: {printable(result.reason)}"
+        path.write_text(f"{printable(sub.key)}: {printable(result.kind)}: {printable(result.problem)}"
                         f"\n\n{printable_block(result.log)}\n")
         return str(path.relative_to(self.layout.out))
 

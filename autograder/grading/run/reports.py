@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from autograder.grading.failures import Outcome
 from autograder.grading.layout import OutputLayout
 from autograder.grading.report_text import printable, render, rewrite_csv, write_csv
 from autograder.grading.run.results import NotebookGrade
@@ -96,6 +97,9 @@ def class_summary(grades: list[NotebookGrade], top: int = 10, sandboxed: bool = 
     A run whose kernels were not sandboxed says so first."""
     graded = [g for g in grades if g.executed]
     lines = [] if sandboxed else [NOT_SANDBOXED]
+    outcomes = Counter(g.outcome for g in grades)
+    lines.append(f"Notebooks: {len(grades)} (" + ", ".join(
+        f"{outcomes[o]} {o.value.replace('_', ' ')}" for o in Outcome if outcomes[o]) + ")")
     lines.append("Pass rate per exercise (notebooks that were graded):")
     rates = sorted(pass_rates(graded).items())
     labels = [printable(f"{a} / {cell.removeprefix('test_')}") for (a, cell), _ in rates]

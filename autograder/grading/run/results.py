@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.grading.failures import Outcome
+
 
 @dataclass
 class NotebookGrade:
@@ -20,7 +22,8 @@ class NotebookGrade:
     that failed for this submission as ``"<step>: <reason>"`` (steps: stage, execute, record,
     collect, feedback), where the instructor must act; ``review`` lists what the static scan
     (:mod:`.intake.scan`) and the integrity check (:class:`~.preprocessors.execute.GradingExecute`) flagged for
-    review: the score stands, a person decides.
+    review: the score stands, a person decides; ``outcome`` is what became of the notebook
+    (:class:`~.failures.Outcome`: graded, not submitted, unreadable, or why its run failed).
     """
     student_id: str
     assignment_id: str
@@ -33,6 +36,7 @@ class NotebookGrade:
     executed: bool = False
     failures: list[str] = field(default_factory=list)
     review: list[str] = field(default_factory=list)
+    outcome: Outcome = Outcome.GRADED
 
     @property
     def score(self) -> float:
