@@ -1,8 +1,10 @@
 """The ``course`` command: a thin shell over ``autograder.grading``.
 
-    course release [ASSIGNMENT ...]            solutions/ -> notebooks/ (nbgrader generate_assignment)
+    course release [ASSIGNMENT ...] [--force]  solutions/ -> notebooks/ (nbgrader generate_assignment),
+                                               stopping where notebooks/ holds saved answers
     course execute-solutions [ASSIGNMENT ...]  run solution notebooks in place, store outputs
     course grade SUBMITTED_DIR [--out DIR]     autograde a class: gradebook, CSV, feedback, table
+                 [--due ID=DATE] [--late-penalty PLUGIN]   nbgrader's due dates and late penalties
     course demo [--out DIR]                    release, grade a sample class built in DIR/submitted
     course bundle [--out DIR]                  the student archive: release, utils, visible checks
     course formgrader DIR [LAB_OPTION ...]     JupyterLab's formgrader on the class graded into DIR
@@ -22,8 +24,12 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Run 'course COMMAND --help' for a command's options.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("release", help="generate notebooks/ from solutions/ with nbgrader")
+    p = sub.add_parser("release", help="generate notebooks/ from solutions/ with nbgrader; stops, "
+                                       "writing nothing, where a notebook there changed since "
+                                       "the last release (saved answers)")
     p.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
+    p.add_argument("--force", action="store_true", dest="overwrite",
+                   help="overwrite the files of notebooks/ changed since the last release")
 
     p = sub.add_parser("execute-solutions", help="execute solution notebooks in place")
     p.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
@@ -75,8 +81,22 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--run-demos", action="store_true",
                        help="run the demonstration cells too (tagged demo in solutions/: timings, "
                             "plots, the visible checks); by default grading skips them, unchanged")
+        p.add_argument("--similarity-reference", type=Path, default=None, metavar="DIR",
+                       help="earlier years' or public answers (DIR/<name>/<assignment>/"
+                            "<notebook>.ipynb) to compare every student's answers with too; "
+                            "similarity is advice, scores never change")
         p.add_argument("--course-root", type=Path, default=None,
                        help="folder holding solutions/ (default: this workbook)")
+        p.add_argument("--due", action="append", default=[], metavar="ASSIGNMENT=DATE",
+                       help="an assignment's due date, ISO 8601 with its time zone, e.g. "
+                            "01_gradient_tape=2026-12-01T23:59:00+01:00 (repeatable); written "
+                            "into the gradebook, whose due date (an earlier run's, nbgrader db "
+                            "assignment add --duedate, the formgrader) stands otherwise; a "
+                            "submission's time is its nbgrader timestamp.txt")
+        p.add_argument("--late-penalty", default=None, metavar="PLUGIN",
+                       help="nbgrader's late-penalty plugin for submissions past their due "
+                            "date: none (default), zero (a late notebook scores 0), or a plugin "
+                            "class module.Class (nbgrader's late_submission_penalty method)")
 
     args = parser.parse_args(argv)
     if args.command == "bundle":
@@ -91,16 +111,22 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from .grading.distribute import release
 
-    if args.command == "release":
-        for path in release.release(args.assignments or None):
+    if args.command in ("release", "demo"):
+        try:
+            released = release.release_notebooks(args.assignments or None,
+                                                  force=getattr(args, "overwrite", False))
+        except release.SavedWorkError as error:
+            print(f"course {args.command}: {error}\nNothing was released. Keep your answers "
+                  "(copy the notebooks elsewhere), or overwrite them with "
+                  "'course release --force'.", file=sys.stderr)
+            return 2
+        for path in released:
             print(f"released {path}")
-    elif args.command == "execute-solutions":
+    if args.command == "execute-solutions":
         for path in release.execute_solutions(args.assignments or None):
             print(f"executed {path}")
-    else:
+    elif args.command != "release":
         if args.command == "demo":
-            for path in release.release(args.assignments):
-                print(f"released {path}")
             from .grading.demo.samples import build_sample_class
 
             args.submitted = build_sample_class(args.out / "submitted")
@@ -116,15 +142,21 @@ def grade(args) -> int:
     from .grading.run.pipeline import grade_class
     from .grading.layout import OutputLayout
     from .grading.defaults import DEFAULT_MEMORY_LIMIT_MB
-    from .grading.run.reports import NOT_SANDBOXED, attention_lines, score_table
+    from .grading.run.reports import NOT_SANDBOXED, attention_lines, notebook_counts, score_table
     from .grading.report_text import printable, render
     from .grading.kernels.bwrap import SandboxUnavailable
+    from .grading.distribute.release import parse_due_dates
 
     if not args.submitted.is_dir():
         print(f"course grade: {args.submitted} is not a folder", file=sys.stderr)
         return 2
     limit = DEFAULT_MEMORY_LIMIT_MB if args.memory_limit_mb is None else args.memory_limit_mb or None
     extra = {"root": args.course_root.resolve()} if args.course_root else {}
+    try:
+        extra["due"] = parse_due_dates(args.due)
+    except ValueError as error:
+        print(f"course grade: {error}", file=sys.stderr)
+        return 2
     if args.cell_timeout:
         extra["cell_timeout_s"] = args.cell_timeout
     try:
@@ -132,7 +164,9 @@ def grade(args) -> int:
                           workers=args.workers, db_url=args.db_url, memory_limit_mb=limit,
                           force=args.force, feedback=not args.no_feedback,
                           sandbox=not args.no_sandbox, scheduler=args.scheduler,
-                          run_demos=args.run_demos, **extra)
+                          run_demos=args.run_demos,
+                          similarity_reference=args.similarity_reference,
+                          late_penalty=args.late_penalty, **extra)
     except SandboxUnavailable as error:
         print(f"course grade: {error}.\nKernels run student code, so grading stops here. To grade "
               "anyway, without the sandbox, add --no-sandbox (the report will say so).",
@@ -153,15 +187,20 @@ def grade(args) -> int:
         print("\n" + NOT_SANDBOXED)
     if run.warnings:  # per-kernel limits (cgroups) that could not be set
         print("\n" + "\n".join(run.warnings))
-    n = len(run.grades)
-    print(f"\n{n} notebook{'s' if n != 1 else ''} ({run.graded_now} graded now, {run.reused} "
-          f"unchanged since the last run) in {run.seconds:.1f} s; outputs in {run.out}:")
+    # Each notebook counted once: graded now, unchanged, or why it was not graded.
+    print(f"\n{notebook_counts(run.grades, set(run.timings))} in {run.seconds:.1f} s; "
+          f"outputs in {run.out}:")
     for path in OutputLayout(run.out).listed():
         if path.exists():
             print(f"  {path}{'/' if path.is_dir() else ''}")
-    if args.db_url is None:
-        from .grading.distribute.formgrader import formgrader_command
+    from .grading.distribute.formgrader import formgrader_command, link_submitted
 
+    try:  # nbgrader's submitted/ of the course root OUT: the formgrader counts the submissions
+        link_submitted(args.out, args.submitted)
+    except OSError as error:
+        print(f"warning: {printable(args.out / 'submitted')} could not link to the submissions "
+              f"({error}); the formgrader will count none", file=sys.stderr)
+    if args.db_url is None:
         print(f"Open the formgrader on this class: {formgrader_command(args.out)}")
     attention = attention_lines(run.grades)
     if run.failures:

@@ -284,6 +284,23 @@ def test_instructor_opens_the_formgrader_on_a_graded_class(browser, tmp_path):
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         shot = Shots(page, tmp_path / "screenshots")
 
+        # What the command opens (its default URL, where a browser it starts goes): the
+        # formgrader's Manage Assignments, not JupyterLab's Launcher, with the class's two
+        # submissions counted (out/submitted: the view of the class `course grade` made).
+        page.goto(f"{url}/?token={TOKEN}")
+        row = page.locator("tbody tr", has_text=ASSIGNMENT)
+        row.wait_for(timeout=CELL_S)
+        shot("formgrader_opens_on_manage_assignments")
+        assert page.url.split("?")[0].endswith("/formgrader/manage_assignments"), page.url
+        assert page.get_by_text("Launcher").count() == 0
+        header = [h.strip() for h in page.locator("thead th").all_inner_texts()]
+        column = next(i for i, h in enumerate(header) if "Submissions" in h)
+        assert row.locator("td").nth(column).inner_text().strip() == "2", (header, row.inner_text())
+        other = page.locator("tbody tr", has_text="02_persistent_nested_tapes")
+        assert other.locator("td").nth(column).inner_text().strip() == "0", other.inner_text()
+        assert sorted(p.name for p in (out / "submitted").iterdir()) == [
+            ".submitted-view", "ada_full", "p01_unwatched_constant"]
+
         page.goto(f"{url}/formgrader/manage_students?token={TOKEN}")
         page.wait_for_selector("text=p01_unwatched_constant", timeout=CELL_S)
         shot("formgrader_students")

@@ -25,8 +25,12 @@ import zipfile
 from pathlib import Path
 
 import nbformat
+import nbgrader
 import pytest
+import tomllib
+from traitlets.config import Config, PyFileConfigLoader
 
+from autograder.grading.configure import configure
 from autograder.grading.distribute.bundle import TOP, build_bundle
 from autograder.grading.course import assignments
 from autograder.grading.demo.samples import solution_answers
@@ -100,12 +104,83 @@ def test_bundle_holds_exactly_the_release_utils_visible_checks_and_install_files
                           *(ROOT / "autograder" / "checks").glob("*.py"),
                           *(ROOT / "autograder" / "checks" / "judge").glob("*.py")]}
     expected |= {f"{TOP}/{name}" for name in ("README.md", "pyproject.toml", "environment.yml",
-                                               "autograder/__init__.py")}
+                                               "autograder/__init__.py", "nbgrader_config.py",
+                                               "jupyter-config/student.py")}
     assert names == expected
     assert not [n for n in names if "/grading/" in n or "/solutions/" in n or "/tests/" in n]
     for name, text in _members(bundle).items():
-        if name.endswith(".ipynb") or "/utils/" in name or "/checks/" in name:
+        if name.endswith(".ipynb") or "/utils/" in name or "/checks/" in name or \
+                "/jupyter-config/" in name:
             assert text == (ROOT / name.removeprefix(f"{TOP}/")).read_text(), name
+
+
+def _config(members: dict[str, str], name: str, tmp_path: Path):
+    """The bundle's config file ``name`` as Jupyter and nbgrader load it (traitlets)."""
+    path = tmp_path / Path(name).name
+    path.write_text(members[f"{TOP}/{name}"])
+    return PyFileConfigLoader(path.name, path=str(tmp_path)).load_config()
+
+
+def test_bundle_has_nbgraders_validate_button_and_what_it_runs_with(bundle, tmp_path):
+    members = _members(bundle)
+    requirements = tomllib.loads(members[f"{TOP}/pyproject.toml"])["project"]["dependencies"]
+    assert [spec for spec in requirements if spec.startswith("nbgrader")]  # its lab extension
+    readme = members[f"{TOP}/README.md"]
+    assert "jupyter lab --config=jupyter-config/student.py notebooks/" in readme
+    # The students' set-up: the validate_assignment server extension on, the formgrader's off,
+    # and in the page the Validate plugin kept, the instructor's plugins left out.
+    lab = _config(members, "jupyter-config/student.py", tmp_path)
+    extensions = lab.ServerApp.jpserver_extensions
+    assert extensions["nbgrader.server_extensions.validate_assignment"] is True
+    assert extensions["nbgrader.server_extensions.formgrader"] is False
+    hidden = lab.ServerApp.tornado_settings["page_config_hook"](None, {})["disabledExtensions"]
+    assert "@jupyter/nbgrader:formgrader" in hidden
+    assert "@jupyter/nbgrader:validate-assignment" not in hidden
+    # The plugin is nbgrader 0.9's JupyterLab extension, shipped in its package.
+    static = Path(nbgrader.__file__).parent / "labextension" / "static"
+    assert any('id:"@jupyter/nbgrader:validate-assignment"' in p.read_text()
+               for p in static.glob("*.js"))
+    # Validate runs with the limits and kernel of the course's grading.
+    validate, course = _config(members, "nbgrader_config.py", tmp_path), Config()
+    configure(course)
+    for name in ("timeout", "startup_timeout", "kernel_name"):
+        assert validate.Execute[name] == course.Execute[name], name
+
+
+def test_bundle_readme_shows_what_the_checks_print(bundle, capsys):
+    """The README's two examples are what 01's first check cell prints, run here."""
+    import tensorflow as tf
+
+    from autograder.checks import tapes
+    from autograder.checks.compare import CheckFailed
+
+    nb = nbformat.read(ROOT / "notebooks" / "01_gradient_tape" / "01_gradient_tape.ipynb", 4)
+    [source] = [c.source for c in nb.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "square_grad_check"]
+    assert source == "checks.check_square_grad(square_grad)"
+
+    def square_grad(x):
+        x = tf.constant(x, dtype=tf.float32)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = x * x
+        return tape.gradient(y, x)
+
+    def unwatched(x):  # mistake M01
+        x = tf.constant(x, dtype=tf.float32)
+        with tf.GradientTape() as tape:
+            y = x * x
+        return tape.gradient(y, x)
+
+    capsys.readouterr()
+    tapes.check_square_grad(square_grad)
+    passed = capsys.readouterr().out.strip()
+    with pytest.raises(CheckFailed) as failed:
+        tapes.check_square_grad(unwatched)
+    readme = _members(bundle)[f"{TOP}/README.md"]
+    assert f"```\n{passed}\n```" in readme, passed
+    assert f"```\n{failed.value}\n```" in readme, str(failed.value)
+    assert "[M01:" in str(failed.value)
 
 
 def test_bundle_is_reproducible(bundle, tmp_path):

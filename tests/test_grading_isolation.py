@@ -58,16 +58,15 @@ def _one(rows: dict, column: str) -> str:
     return value
 
 
-def test_run_ends_with_every_export_and_says_which_submissions_need_attention(graded):
+def test_run_ends_with_every_export_and_nothing_that_needs_attention(graded):
     proc, out, _, _, _ = graded
-    assert proc.returncode == 1, proc.stdout + proc.stderr  # some submissions need attention
+    # kim[2] is graded under a safe id (G15), hidden_markers' markers are made inert when
+    # staged (G16): every submission of this class goes through.
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     for name in ("grades.csv", "scores_by_exercise.csv", "summary.txt", "gradebook.db"):
         assert (out / name).exists(), name
-    attention = proc.stdout.split("Needs attention")[1]
-    assert "kim[2] / 01_gradient_tape: student folder 'kim[2]' not graded" in attention
-    assert "hidden_markers / 01_gradient_tape: feedback:" in attention
-    assert "ada_full" not in attention and "shell_output" not in attention
-    assert "Needs attention" in (out / "summary.txt").read_text()
+    assert "Needs attention" not in proc.stdout + (out / "summary.txt").read_text()
+    assert "11 notebooks (11 graded now, 0 unchanged since the last run)" in proc.stdout
 
 
 @pytest.mark.parametrize("student", ["ada_full", "shell_output", "colab_widgets", "nbformat_4_0",
@@ -95,18 +94,20 @@ def test_deleted_test_cell_after_a_check_cell_is_restored_and_graded_g03_g12(gra
     assert _one(by[student], "restored_cells") == restored
 
 
-def test_student_id_with_pattern_characters_is_refused_with_a_reason_g15(graded):
+def test_student_folder_with_pattern_characters_is_graded_under_a_safe_id_g15(graded):
     _, out, by, _, _ = graded
-    assert _points(by["kim[2]"]) == ZERO
-    assert "rename the folder, for example to 'kim_2'" in _one(by["kim[2]"], "problem")
+    [student_id] = [s for s, rows in by.items() if _one(rows, "folder") == "kim[2]"]
+    assert student_id.startswith("kim_2-") and _points(by[student_id]) == FULL
     assert not (out / "autograded" / "kim[2]").exists()
+    assert (out / "autograded" / student_id / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").exists()
 
 
-def test_hidden_test_markers_in_student_text_cost_only_that_feedback_g16(graded):
+def test_hidden_test_markers_in_student_text_are_made_inert_and_get_feedback_g16(graded):
     _, out, by, _, _ = graded
     assert _points(by["hidden_markers"]) == FULL
-    assert _one(by["hidden_markers"], "failed_steps").startswith("feedback: ")
-    assert (out / "feedback" / "ada_full").exists()
+    assert _one(by["hidden_markers"], "failed_steps") == ""
+    assert "were rewritten so that nbgrader does not read them" in _one(by["hidden_markers"], "notes")
+    assert (out / "feedback" / "hidden_markers" / ASSIGNMENT / f"{ASSIGNMENT}.html").exists()
 
 
 def test_setup_cell_timeout_is_named_in_every_later_failure_g17(graded):

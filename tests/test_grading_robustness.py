@@ -82,13 +82,21 @@ def test_edited_and_retyped_test_cells_are_restored_and_reported_g04(graded):
 
 
 @pytest.mark.parametrize("student_id,reason", [
-    ("g05_stripped_metadata", "nbgrader cell metadata was stripped"),
     ("g05_truncated", "not JSON (truncated or corrupted?)"),
 ])
 def test_invalid_notebook_gets_a_reason_and_zero_g05(graded, student_id, reason):
     _, _, by = graded
     assert reason in by[student_id].problem and by[student_id].score == 0
     assert not by[student_id].executed
+
+
+def test_stripped_nbgrader_metadata_is_recovered_from_the_release_and_graded_g05(graded):
+    # Every cell lost its metadata (issue 21; refusals of what cannot be aligned:
+    # tests/test_intake_frontends.py).
+    _, _, by = graded
+    grade = by["g05_stripped_metadata"]
+    assert _points(grade) == FULL and grade.problem is None and grade.restored == []
+    assert "nbgrader metadata of 10 cells recovered from the release" in grade.notes[0]
 
 
 def test_unknown_kernelspec_is_graded_with_the_course_kernel_g06(graded):

@@ -4,10 +4,13 @@ One real grading run (real kernels, real nbgrader, two workers) over the sample 
 autograder.grading.demo.samples builds from the current release and tests/samples/answers; expected
 scores per student and graded cell are in tests/samples/expected/<assignment>.json.
 """
+import csv
 import hashlib
 import html
 import json
 import re
+import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -121,14 +124,74 @@ def test_no_sample_submission_is_flagged_for_review(graded):
 
 
 def test_skipping_demonstration_cells_changes_no_grade_and_no_message(graded, tmp_path):
-    """Grading skips the cells tagged demo in solutions/ (timings, plots, visible checks); the
-    same class graded with every cell run gets the same points and messages for every cell."""
+    """Grading skips the cells tagged demo in solutions/ (timings, plots, visible checks); graded
+    with every cell run, each assignment's full, blank and known-wrong submissions (33 of the
+    class's notebooks: the ones a demonstration cell could change) get the same points and
+    messages for every cell."""
     run, (submitted, _) = graded
-    full = grade_class(submitted, tmp_path / "out", assignment_ids=sorted(EXPECTED), workers=2,
+    chosen = {(s, a) for a, spec in EXPECTED.items()
+              for s in {"ada_full", "ben_blank", *spec.get("mistakes", {})}}
+    subset = tmp_path / "submitted"
+    for student, assignment_id in chosen:
+        shutil.copytree(submitted / student / assignment_id, subset / student / assignment_id)
+    full = grade_class(subset, tmp_path / "out", assignment_ids=sorted(EXPECTED), workers=2,
                        progress=False, feedback=False, run_demos=True)
 
     def by_cell(grades):
-        return {(g.student_id, g.assignment_id): (g.scores, g.messages, g.problem) for g in grades}
+        return {(g.student_id, g.assignment_id): (g.scores, g.messages, g.problem) for g in grades
+                if (g.student_id, g.assignment_id) in chosen}
 
     assert by_cell(full.grades) == by_cell(run.grades)
-    assert len(full.grades) == len(run.grades) > 40
+    assert len(by_cell(full.grades)) == len(chosen) > 30
+
+
+def test_answer_similarity_ranks_the_planted_copy_first(graded):
+    """zoe_copy is alt1_variables' answers renamed, commented and reordered: the top pair; two
+    independent right answers (alt1_variables, alt2_tf_math) are not flagged in any assignment,
+    nor is a student whose answers are the course's own (ada_full) with one who changed one of
+    them (p01_unwatched_constant): the course's answers are boilerplate (issue 22)."""
+    run, _ = graded
+    with open(run.out / "similarity_pairs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    top = rows[0]
+    assert (top["student_a"], top["student_b"], top["assignment_id"]) == \
+        ("alt1_variables", "zoe_copy", "01_gradient_tape"), rows[:3]
+    assert float(top["similarity"]) > 0.9 and "fit_line" in top["cells"]
+    independent = [r for r in rows if {r["student_a"], r["student_b"]} == {"alt1_variables", "alt2_tf_math"}]
+    assert independent and all(float(r["similarity"]) < 0.5 for r in independent), independent
+    assert not [r for r in rows if {r["student_a"], r["student_b"]} == {"ada_full", "p01_unwatched_constant"}
+                and float(r["similarity"]) >= 0.5]
+    summary = (run.out / "summary.txt").read_text().splitlines()
+    heading = next(i for i, line in enumerate(summary) if line.startswith("Answer similarity:"))
+    assert "to look at" in summary[heading] and "alt1_variables ~ zoe_copy" in summary[heading + 1]
+    assert "zoe_copy" in (run.out / "similarity.html").read_text()
+
+
+def test_lms_exports_have_one_row_per_student_with_the_documented_headers(graded):
+    run, _ = graded
+    students = {g.student_id for g in run.grades}
+    with open(run.out / "canvas_grades.csv", newline="") as f:
+        canvas = list(csv.reader(f))
+    assert canvas[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert canvas[0][5:] == sorted(EXPECTED) and canvas[1][0] == "Points Possible"
+    assert sorted(r[3] for r in canvas[2:]) == sorted(students)
+    with open(run.out / "moodle_grades.csv", newline="") as f:
+        moodle = list(csv.DictReader(f))
+    assert sorted(r["Username"] for r in moodle) == sorted(students)
+    ada = next(r for r in moodle if r["Username"] == "ada_full")
+    for assignment_id, spec in EXPECTED.items():
+        assert float(ada[assignment_id]) == sum(spec["points"]["ada_full"].values())
+
+
+def test_mistakes_per_exercise_count_the_sample_class_known_mistakes(graded):
+    """mistakes_by_exercise.csv counts, per exercise, the sample students whose graded cell names
+    each catalogued mistake: exactly the mistakes tests/samples/expected/ lists (issue 22)."""
+    run, _ = graded
+    want = Counter((a, cell, mistake) for a, spec in EXPECTED.items()
+                   for cells in spec.get("mistakes", {}).values() for cell, mistake in cells.items())
+    with open(run.out / "mistakes_by_exercise.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    got = Counter({(r["assignment_id"], r["grade_id"], r["mistake_id"]): int(r["students"]) for r in rows})
+    assert got == want
+    assert (run.out / "mistakes_by_exercise.png").stat().st_size > 1000
+    assert "Mistakes per exercise" in (run.out / "summary.txt").read_text()

@@ -40,13 +40,15 @@ def test_json_that_is_not_a_notebook_is_named(tmp_path):
     assert notebook_problem(path).startswith("not a valid notebook")
 
 
-def test_stripped_nbgrader_metadata_is_named(tmp_path):
+def test_stripped_nbgrader_metadata_is_left_to_staging_against_the_release(tmp_path):
+    # Recovered from the release, or refused with the reason, when staged (issue 21:
+    # tests/test_intake_frontends.py).
     nb = nbformat.read(_release_notebook(), as_version=4)
     for cell in nb.cells:
         cell.metadata.pop("nbgrader", None)
     path = tmp_path / "a.ipynb"
     nbformat.write(nb, path)
-    assert "nbgrader cell metadata was stripped" in notebook_problem(path)
+    assert notebook_problem(path) is None
 
 
 @pytest.mark.parametrize("data", [b"\xff\xfe\x00garbage", b""])

@@ -117,7 +117,8 @@ PIPELINE = {
     "G02": "a kernel that dies: tests that did not run never count as passed; the report says so",
     "G03": "a deleted graded test cell: restored from the source and run, max score unchanged",
     "G04": "an edited locked cell, or a test cell turned to markdown: restored, graded, reported",
-    "G05": "a file that is not a notebook, or lost nbgrader metadata: 'not a valid notebook'",
+    "G05": "a file that is not a notebook, or lost nbgrader metadata the release cannot give back: "
+           "'not a valid notebook'",
     "G06": "a kernelspec the grader lacks: graded with the course's kernel",
     "G07": "huge outputs: graded; stored output and feedback truncated",
     "G08": "TensorFlow warnings or tf.print on stderr in a test cell: never cost points",
@@ -127,7 +128,7 @@ PIPELINE = {
     "G12": "a test cell deleted after a locked check cell: restored, graded, noted",
     "G13": "a cell that prints to the terminal (!echo, os.system): graded normally",
     "G14": "a notebook saved by Colab, VS Code, Notebook 7 or JupyterLab: normalized and graded",
-    "G15": "a student id with file-pattern characters: graded under it, or refused with a reason",
-    "G16": "a student's text with nbgrader's markers: that feedback may fail, nothing else does",
+    "G15": "a student folder nbgrader cannot name (kim[2], jane doe): graded under a safe id",
+    "G16": "a student's text with nbgrader's markers: made inert when staged, graded, feedback, noted",
     "G17": "a set-up cell that times out: later failures say so, not NameError",
 }

@@ -25,6 +25,46 @@ from autograder.grading.preprocessors.execute import GradingExecute, SandboxedEx
 from autograder.grading.preprocessors.feedback import HideOutputsAfterTests, HideTestOutputs, HideTracebacks
 
 
+LATE_PENALTIES = ("none", "zero")  # nbgrader's LateSubmissionPlugin.penalty_method
+
+
+def configure_late_penalty(c, late_penalty: str | None = None) -> str:
+    """Choose nbgrader's late-penalty plugin (``AssignLatePenalties.plugin_class``) in ``c``.
+
+    ``late_penalty`` is ``"none"`` (nbgrader's default: no penalty; also for None), ``"zero"``
+    (nbgrader's own :class:`~nbgrader.plugins.LateSubmissionPlugin` with ``penalty_method
+    "zero"``: a late notebook scores 0), or the dotted import name of a plugin class, a
+    :class:`~nbgrader.plugins.BasePlugin` with a ``late_submission_penalty(student_id, score,
+    total_seconds_late)`` method returning points (nbgrader's documented ``SubMarks``, say).
+    nbgrader applies it when it records a submission later than its assignment's due date, and
+    keeps each penalty between 0 and the notebook's score. Returns the name as chosen.
+
+    Raises:
+        ValueError: the name is neither a method nor an importable plugin class (the message says
+            which and why).
+    """
+    from nbgrader.plugins import BasePlugin, LateSubmissionPlugin
+    from traitlets.utils.importstring import import_item
+
+    name = late_penalty or "none"
+    if name in LATE_PENALTIES:
+        c.AssignLatePenalties.plugin_class = LateSubmissionPlugin
+        c.LateSubmissionPlugin.penalty_method = name
+        return name
+    try:
+        plugin = import_item(name) if "." in name else None
+    except Exception as error:  # ImportError, AttributeError, or the module's own error
+        raise ValueError(f"late penalty {name!r} could not be imported: "
+                         f"{type(error).__name__}: {error}") from None
+    if not (isinstance(plugin, type) and issubclass(plugin, BasePlugin)
+            and callable(getattr(plugin, "late_submission_penalty", None))):
+        raise ValueError(f"late penalty {name!r} is not {' or '.join(map(repr, LATE_PENALTIES))} "
+                         "nor a plugin class (module.Class, a nbgrader.plugins.BasePlugin with a "
+                         "late_submission_penalty method)")
+    c.AssignLatePenalties.plugin_class = plugin
+    return name
+
+
 def _insert_after(steps: list, anchor, new: list) -> None:
     """Insert the preprocessors ``new`` into ``steps`` right after ``anchor`` (in place)."""
     at = steps.index(anchor) + 1

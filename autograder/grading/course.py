@@ -1,7 +1,7 @@
-"""Where the course lives and how nbgrader is configured for one run.
-"""
+"""Where the course lives: its root, its assignments, what its source notebooks hold."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from autograder.grading.defaults import DEMO_TAG, SOURCE_DIR
@@ -30,3 +30,20 @@ def demo_cell_hashes(notebooks) -> list[str]:
                 source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
                 hashes.add(hashlib.sha256(source.encode()).hexdigest())
     return sorted(hashes)
+
+
+def graded_cells_in_order(release_dir: Path) -> dict[str, list[str]]:
+    """Assignment id -> the ``grade_id`` of each graded cell, in notebook order (notebooks by
+    name), from the release folder ``<release_dir>/<assignment>/<notebook>.ipynb``: the order in
+    which reports and plots list exercises. A notebook that cannot be read is left out."""
+    order: dict[str, list[str]] = {}
+    for path in sorted(Path(release_dir).glob("*/*.ipynb")):
+        try:
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        order.setdefault(path.parent.name, []).extend(
+            meta["grade_id"] for c in cells if isinstance(c, dict)
+            for meta in [c.get("metadata", {}).get("nbgrader", {})]
+            if isinstance(meta, dict) and meta.get("grade") and isinstance(meta.get("grade_id"), str))
+    return order

@@ -134,7 +134,8 @@ ALLOWED_FAILURES = 1
 WORKER_MEMORY_MAX = 4 * 2**30
 
 # A student id nbgrader can use: it puts the id into file patterns (glob) and paths, so the
-# characters of a pattern ([, ], *, ?), separators, spaces and a leading dot are refused.
+# characters of a pattern ([, ], *, ?), separators, spaces and a leading dot are not in it; a
+# student folder named otherwise is graded under a safe id (intake/student_ids.py).
 STUDENT_ID = re.compile(r"[\w@+-][\w.@+-]*")
 
 # The largest notebook file read, bytes (a notebook of this course is under 1 MB with its outputs).

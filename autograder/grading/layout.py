@@ -33,6 +33,11 @@ class OutputLayout:
         return self.out / "scores_by_exercise.csv"
 
     @property
+    def student_ids(self) -> Path:
+        """Student folder name -> the student id it is graded under (:mod:`.intake.student_ids`)."""
+        return self.out / "student_ids.csv"
+
+    @property
     def summary(self) -> Path:
         return self.out / "summary.txt"
 
@@ -40,6 +45,21 @@ class OutputLayout:
     def plots(self) -> tuple[Path, Path]:
         """The score histogram and the pass rate per exercise (PNG)."""
         return self.out / "score_histogram.png", self.out / "pass_rates.png"
+
+    @property
+    def similarity(self) -> tuple[Path, Path]:
+        """Answer similarity: the pairs ranked (CSV) and copydetect's report (HTML)."""
+        return self.out / "similarity_pairs.csv", self.out / "similarity.html"
+
+    @property
+    def mistakes(self) -> tuple[Path, Path]:
+        """Each catalogued mistake per exercise, with its count of students: CSV and PNG."""
+        return self.out / "mistakes_by_exercise.csv", self.out / "mistakes_by_exercise.png"
+
+    @property
+    def lms(self) -> tuple[Path, Path]:
+        """The gradebook for Canvas's and for Moodle's grade import (CSV)."""
+        return self.out / "canvas_grades.csv", self.out / "moodle_grades.csv"
 
     @property
     def autograded(self) -> Path:
@@ -76,8 +96,8 @@ class OutputLayout:
 
     def listed(self) -> list[Path]:
         """The outputs an instructor reads, in the order the command lists them."""
-        return [self.grades_csv, self.scores_csv, self.summary, *self.plots, self.feedback,
-                self.gradebook]
+        return [self.grades_csv, self.scores_csv, self.summary, *self.plots, *self.mistakes, *self.similarity,
+                *self.lms, self.student_ids, self.feedback, self.gradebook]
 
 
 @contextmanager

@@ -3,8 +3,8 @@
     python -m autograder.grading.demo.benchmark [--students 20] [--workers N]
 
 Builds a class of ``--students`` students from the sample submissions (the sample class of
-:mod:`autograder.grading.demo.samples`, its invalid files left out; student *k* gets sample *k mod n* of
-assignment *k mod 6*, so the class spans every assignment), grades it
+:mod:`autograder.grading.demo.samples`, its invalid files left out; student *k* gets sample *k mod
+n* of assignment *k mod 6*, so the class spans every assignment), grades it
 
   (a) with nbgrader's own command line, ``nbgrader autograde ASSIGNMENT --force``, one assignment
       after another, in a course folder configured with this course's ``nbgrader_config.py`` but

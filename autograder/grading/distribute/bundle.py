@@ -13,7 +13,10 @@ writes ``<out>/tf-autodiff-workbook-student-<version>.zip``. Its one top folder,
 - ``pyproject.toml``: the package ``tf-autodiff-workbook-student`` (``utils`` and
   ``autograder.checks``) with only what the notebooks need at run time (no nbgrader), and an
   extra ``gpu`` for TensorFlow's CUDA libraries;
-- ``environment.yml``: the same for conda; ``README.md``: the student's instructions.
+- ``environment.yml``: the same for conda; ``README.md``: the student's instructions;
+- ``jupyter-config/student.py``: the students' JupyterLab set-up, as in this repository
+  (nbgrader's Validate button, none of its instructor tools), and ``nbgrader_config.py``, what
+  Validate runs with (the time limits and kernel :func:`~.configure.configure` sets).
 
 Nothing else: ``solutions/``, ``tests/``, the grading pipeline and this repository's own files
 never enter it. The archive is deterministic (sorted entries, fixed dates and modes): building
@@ -27,16 +30,36 @@ from pathlib import Path
 import tomllib
 
 from autograder.grading.course import REPO_ROOT, assignments
-from autograder.grading.defaults import COURSE_ID, RELEASE_DIR
+from autograder.grading.defaults import (
+    CELL_TIMEOUT_S,
+    COURSE_ID,
+    KERNEL_NAME,
+    KERNEL_STARTUP_TIMEOUT_S,
+    RELEASE_DIR,
+)
 
 TOP = COURSE_ID
 
 DIST_NAME = "tf-autodiff-workbook-student"
 
 # What the notebooks, utils and checks import at run time (pip names), with the versions that
-# pyproject.toml pins for the whole course; ipykernel and jupyterlab to open the notebooks.
+# pyproject.toml pins for the whole course; ipykernel and jupyterlab to open the notebooks, nbgrader
+# for its Validate button (its JupyterLab extension and the validate_assignment server extension).
 STUDENT_REQUIREMENTS = ("tensorflow", "numpy", "matplotlib", "scikit-learn", "tqdm", "ipykernel",
-                        "jupyterlab")
+                        "jupyterlab", "nbgrader")
+
+# The students' JupyterLab set-up, in the bundle as in this repository.
+JUPYTER_CONFIG = "jupyter-config/student.py"
+
+# What Validate runs with: nbgrader reads nbgrader_config.py in the folder JupyterLab starts in.
+NBGRADER_CONFIG = """\
+# nbgrader's settings for the Validate button: nbgrader reads this file from the folder JupyterLab
+# starts in, so start it here (see README.md). The time limits and kernel of the course's grading.
+c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
+c.Execute.timeout = {timeout}
+c.Execute.startup_timeout = {startup}
+c.Execute.kernel_name = {kernel!r}
+"""
 
 # Folders copied as they are (their *.py files only), relative to the course root.
 CODE_FOLDERS = ("utils", "autograder/checks", "autograder/checks/judge")
@@ -52,12 +75,23 @@ what came back and the likely cause. Your instructor grades with other inputs.
 """
 '''
 
+# What the check cell under 01's first exercise prints for a right answer and for mistake M01 (a
+# tf.constant the tape does not watch), as the README shows it; tests/test_bundle.py runs the check.
+README_PASSED = "\u2714 square_grad: 3 cases passed"
+README_FAILED = """\
+[M01: unwatched tf.constant] square_grad (input 3.0) returned None instead of
+a number. A tape only follows tf.Variables by itself; a tf.constant has to be
+watched.
+Fix: call `tape.watch(x)` inside the `with tf.GradientTape() as tape:` block,
+     before computing `x * x` there."""
+
 README = """\
 # TensorFlow 2 autodiff and graph mode: the student workbook
 
-Six Jupyter assignments on `tf.GradientTape`, persistent and nested tapes, `tf.function` and
-AutoGraph, control flow in graph mode, deep learning software and a custom training loop. Each
-exercise has a check you run yourself; your instructor grades your notebooks with other inputs.
+Jupyter assignments on `tf.GradientTape`, persistent and nested tapes, `tf.function` and
+AutoGraph, control flow in graph mode, deep learning software, a custom training loop, and
+graph-mode pitfalls and debugging. Each exercise has a check you run yourself; your instructor
+grades your notebooks with other inputs.
 
 | folder | what |
 |---|---|
@@ -86,18 +120,33 @@ when your instructor sends a new version, run the install command again in the n
 
 ## Work
 
+From this folder (its `nbgrader_config.py` is what the Validate button runs with):
+
 ```bash
-.venv/bin/jupyter lab notebooks/        # conda: jupyter lab notebooks/
+.venv/bin/jupyter lab --config=jupyter-config/student.py notebooks/
+# conda: jupyter lab --config=jupyter-config/student.py notebooks/
 ```
 
 Open an assignment and read it top to bottom, running each cell. Fill in each cell marked
 `# YOUR CODE HERE` (delete the `raise NotImplementedError()` line), then run the check cell right
-below it: it prints `✔ check_...: N cases passed`, or says what was expected, what came back and
-the likely cause. Do not edit or delete the other cells: the locked cells are put back as they
-were before grading.
+below it. A right answer prints one line, the exercise and how many inputs it tried:
 
-On a slow machine, `WORKBOOK_FAST=1 .venv/bin/jupyter lab notebooks/` shrinks the heavy cells
-(fewer repeats and epochs); the checks do not change.
+```
+{passed}
+```
+
+A wrong one prints the mistake it recognised, what came back, and the fix:
+
+```
+{failed}
+```
+
+**Validate** (in the notebook's toolbar) saves the notebook, runs it top to bottom and lists
+the checks that fail. Do not edit or delete the other cells: the locked cells are put back as
+they were before grading.
+
+On a slow machine, `WORKBOOK_FAST=1 .venv/bin/jupyter lab --config=jupyter-config/student.py
+notebooks/` shrinks the heavy cells (fewer repeats and epochs); the checks do not change.
 
 ## Submit
 
@@ -191,7 +240,11 @@ def bundle_files(root: Path = REPO_ROOT) -> dict[str, bytes]:
         gpu=tensorflow.replace("tensorflow", "tensorflow[and-cuda]", 1)).encode()
     files["environment.yml"] = ENVIRONMENT_YML.format(env=TOP).encode()
     files["README.md"] = README.format(
-        env=TOP, assignments=", ".join(f"`{a}`" for a in ids)).encode()
+        env=TOP, assignments=", ".join(f"`{a}`" for a in ids), passed=README_PASSED,
+        failed=README_FAILED).encode()
+    files[JUPYTER_CONFIG] = (root / JUPYTER_CONFIG).read_bytes()
+    files["nbgrader_config.py"] = NBGRADER_CONFIG.format(
+        timeout=CELL_TIMEOUT_S, startup=KERNEL_STARTUP_TIMEOUT_S, kernel=KERNEL_NAME).encode()
     return files
 
 

@@ -2,13 +2,16 @@
 """
 from __future__ import annotations
 
+import hashlib
+import shutil
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 import nbformat
 
 from autograder.grading.course import REPO_ROOT, assignments
-from autograder.grading.defaults import GRADEBOOK_FILE, KERNEL_NAME, SOURCE_DIR
+from autograder.grading.defaults import GRADEBOOK_FILE, KERNEL_NAME, RELEASE_DIR, SOURCE_DIR
 from autograder.grading.kernels.managers import GradingKernelManager
 from autograder.grading.nbgrader_api import nbgrader_api, nbgrader_config
 
@@ -17,9 +20,57 @@ class ReleaseError(RuntimeError):
     """nbgrader could not generate an assignment; the message holds its log."""
 
 
+class SavedWorkError(ReleaseError):
+    """Releasing would overwrite files of ``notebooks/`` changed since the last release (a
+    student's saved answers); ``changed`` lists them."""
+
+    def __init__(self, changed: list[Path]):
+        self.changed = changed
+        super().__init__("these files changed since the last release, and releasing would "
+                         "overwrite them:\n" + "\n".join(f"  {p}" for p in changed))
+
+
+# What the last release wrote into notebooks/: sha256sum's format ("<sha256>  <id>/<file>").
+RELEASE_RECORD = ".release.sha256"
+
+
+def parse_due_dates(specs: list[str]) -> dict[str, datetime]:
+    """``["01_gradient_tape=2026-12-01T23:59:00+01:00", ...]`` -> assignment id -> due date.
+
+    Each due date is ISO 8601 with its time zone (``+01:00``, ``Z``): a due date without one
+    would be read differently by each machine. Raises ValueError naming the spec at fault."""
+    due = {}
+    for spec in specs:
+        assignment_id, _, when = spec.partition("=")
+        try:
+            date = datetime.fromisoformat(when.strip())
+        except ValueError:
+            date = None
+        if not assignment_id.strip() or date is None or date.tzinfo is None:
+            raise ValueError(f"--due {spec!r}: expected ASSIGNMENT=DATE with DATE in ISO 8601 and "
+                             "its time zone, e.g. 01_gradient_tape=2026-12-01T23:59:00+01:00")
+        due[assignment_id.strip()] = date
+    return due
+
+
+def due_dates(db_url: str, course_id: str, assignment_ids: list[str]) -> dict[str, datetime | None]:
+    """Each assignment's due date in the gradebook at ``db_url`` (UTC, as nbgrader keeps it), or
+    None where it has none or the gradebook does not know the assignment."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    found: dict[str, datetime | None] = {}
+    with Gradebook(db_url, course_id) as gb:
+        for assignment_id in assignment_ids:
+            try:
+                found[assignment_id] = gb.find_assignment(assignment_id).duedate
+            except MissingEntry:
+                found[assignment_id] = None
+    return found
+
+
 def release(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT,
             release_dir: Path | None = None, db_path: Path | None = None,
-            db_url: str | None = None) -> list[Path]:
+            db_url: str | None = None, due: dict[str, datetime] | None = None) -> list[Path]:
     """Generate the student release of each assignment with ``nbgrader generate_assignment``.
 
     Solutions and hidden tests are removed, outputs cleared, graded cells locked and checksummed,
@@ -29,12 +80,19 @@ def release(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT,
         assignment_ids: assignments to release; default every folder of ``solutions/``.
         release_dir: output folder; default ``<root>/notebooks``.
         db_path, db_url: the gradebook that records the assignments' grade cells.
+        due: assignment id -> due date (time-zone aware), written into that gradebook as the
+            assignment's ``duedate`` (nbgrader's, as ``nbgrader db assignment add --duedate``
+            sets it); an assignment not named keeps the due date the gradebook has.
     Returns:
         The paths of the released notebooks.
     Raises:
         ReleaseError: when nbgrader fails (its log is in the message).
+        ValueError: ``due`` names an assignment not released here.
     """
     ids = assignment_ids or assignments(root)
+    if set(due or {}) - set(ids):
+        raise ValueError(f"a due date for {', '.join(sorted(set(due) - set(ids)))}, which is not "
+                         f"released here (assignments: {', '.join(ids)})")
     config = nbgrader_config(root, db_path=db_path, db_url=db_url, release_dir=release_dir)
     api = nbgrader_api(config)
     released = []
@@ -46,7 +104,59 @@ def release(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT,
         out = Path(config.CourseDirectory.release_directory)
         out = out if out.is_absolute() else root / out
         released += sorted((out / assignment_id).glob("*.ipynb"))
+    if due:
+        from nbgrader.api import Gradebook
+
+        with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+            for assignment_id, date in due.items():
+                gb.update_or_create_assignment(assignment_id, duedate=date)
     return released
+
+
+def release_notebooks(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT,
+                      force: bool = False) -> list[Path]:
+    """``course release``: :func:`release` into ``<root>/notebooks``, never over a student's work.
+
+    The release is made in a temporary folder first. A file it would replace is left alone unless
+    it holds what the last release wrote (its sha256 in ``notebooks/.release.sha256``) or what
+    this release writes; otherwise (answers saved there) nothing is written and
+    :class:`SavedWorkError` lists the files, unless ``force``. Files of ``notebooks/`` that the
+    release does not write (a student's own) are never removed. Returns the released notebooks.
+
+    Raises:
+        SavedWorkError: files changed since the last release, and ``force`` is False.
+        ReleaseError: when nbgrader fails.
+    """
+    ids = assignment_ids or assignments(root)
+    target = Path(root) / RELEASE_DIR
+    record_path = target / RELEASE_RECORD
+    record = {}
+    if record_path.is_file():
+        for line in record_path.read_text().splitlines():
+            digest, _, name = line.partition("  ")
+            record[name] = digest
+    fresh = release_to_temp(ids, root=root)
+    try:
+        new = {path.relative_to(fresh).as_posix(): path.read_bytes()
+               for assignment_id in ids for path in sorted((fresh / assignment_id).rglob("*"))
+               if path.is_file()}
+        changed = []
+        for name, data in new.items():
+            dest = target / name
+            if dest.is_file() and not force:
+                digest = hashlib.sha256(dest.read_bytes()).hexdigest()
+                if digest not in (record.get(name), hashlib.sha256(data).hexdigest()):
+                    changed.append(dest)
+        if changed:
+            raise SavedWorkError(changed)
+        for name, data in new.items():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            (target / name).write_bytes(data)
+            record[name] = hashlib.sha256(data).hexdigest()
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+    record_path.write_text("".join(f"{digest}  {name}\n" for name, digest in sorted(record.items())))
+    return [target / name for name in new if name.endswith(".ipynb")]
 
 
 def execute_notebook(path: Path, *, timeout: int = 600) -> nbformat.NotebookNode:

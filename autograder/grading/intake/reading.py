@@ -172,8 +172,9 @@ def notebook_problem(path: Path) -> str | None:
 
     Catches symbolic links, files that are not regular files, too large, not UTF-8 (or UTF-16 or
     UTF-32 with a byte order mark), not JSON (an HTML page saved as .ipynb, a truncated download),
-    nested too deeply, JSON that is not a valid notebook or cannot be staged, and notebooks whose
-    nbgrader cell metadata was stripped. Never raises.
+    nested too deeply, and JSON that is not a valid notebook or cannot be staged. A notebook whose
+    cells lost their nbgrader metadata is judged against its release when it is staged
+    (:func:`~.intake.align.align_with_release`). Never raises.
     """
     return _check_notebook(path)[0]
 
@@ -193,9 +194,6 @@ def _check_notebook(path: Path) -> tuple[str | None, str | None]:
     except Exception as error:  # nbformat raises several types for bad structure
         first = (str(error).splitlines() or [""])[0][:200]
         return f"not a valid notebook: {first or type(error).__name__}", None
-    if not any("nbgrader" in cell.get("metadata", {}) for cell in nb.cells):
-        return ("not a valid notebook for grading: its nbgrader cell metadata was stripped "
-                "(was it copied into a new notebook?)"), note
     return None, note
 
 

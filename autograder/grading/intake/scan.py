@@ -17,6 +17,7 @@ import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
 from autograder.grading.defaults import MAX_SCANNED_CELL_CHARS, MAX_SCANNED_NOTEBOOK_CHARS
+from autograder.grading.intake.align import Unalignable, align_with_release
 from autograder.grading.intake.reading import read_notebook
 from autograder.grading.intake.repair import grade_id_of, repair_grade_cells, restored_cells
 from autograder.grading.intake.scan_rules import (
@@ -308,10 +309,10 @@ def _unowned_locked_metadata(nb, release) -> dict[int, str]:
 
 def scan_notebook(nb, release) -> list[str]:
     """Flags for review in the notebook that grading runs for the submission ``nb``: its staged
-    copy (``nb`` repaired against ``release`` by :func:`~.intake.repair.repair_grade_cells`, as
-    :func:`~.intake.submissions.stage` writes it), each as ``"cell N line L: reason"`` (``"cell N
-    could not be scanned: why"`` for a cell that cannot be parsed), N counting the staged (and
-    autograded) notebook's cells.
+    copy (``nb`` aligned with ``release`` by :func:`~.intake.align.align_with_release` and repaired
+    by :func:`~.intake.repair.repair_grade_cells`, as :func:`~.intake.submissions.stage` writes
+    it), each as ``"cell N line L: reason"`` (``"cell N could not be scanned: why"`` for a cell
+    that cannot be parsed), N counting the staged (and autograded) notebook's cells.
 
     Only course code is skipped: a locked cell of the release that is the only cell with its
     ``grade_id`` and has the release's type and source (nbgrader runs the release's version of
@@ -327,6 +328,10 @@ def scan_notebook(nb, release) -> list[str]:
 def _scan_notebook(nb, release) -> list[str]:
     staged = copy.deepcopy(nb)
     unowned = _unowned_locked_metadata(staged, release)
+    try:
+        align_with_release(staged, release)
+    except Unalignable:  # refused when staging; scanned as it is
+        pass
     repair_grade_cells(staged, release)
     locked = {grade_id_of(cell) for cell in release.cells if _is_locked(cell)} - {None}
     course_code = {cell.source.strip() for cell in release.cells if cell.cell_type == "code"}
@@ -353,17 +358,20 @@ def _scan_notebook(nb, release) -> list[str]:
 
 
 def review_submission(submitted: Path, released: Path) -> tuple[list[str], list[str]]:
-    """What the report says of the submitted notebook ``submitted`` beside its score: the locked
-    cells of the ``released`` notebook it deleted or changed (:func:`~.intake.repair.restored_cells`)
-    and the scan's flags for review (:func:`scan_notebook`). Never raises: what cannot be read or
-    compared is a flag."""
+    """What the report says of the submitted notebook ``submitted`` beside its score: the cells of
+    the ``released`` notebook nbgrader put back because it deleted or changed them
+    (:func:`~.intake.repair.restored_cells`, once the metadata its cells lost is recovered) and the
+    scan's flags for review (:func:`scan_notebook`). Never raises: what cannot be read or compared
+    is a flag."""
     try:
         release = nbformat.read(released, as_version=4)
-        flags = scan_notebook(read_notebook(submitted), release)
+        nb = read_notebook(submitted)
+        flags = scan_notebook(nb, release)
     except Exception as error:
         return [], [f"the notebook could not be scanned: {type(error).__name__}: {str(error)[:200]}"]
     try:
-        restored = restored_cells(submitted, released)
+        align_with_release(nb, release)
+        restored = restored_cells(nb, release)
     except Exception as error:
         restored = []
         flags.append("the notebook could not be compared with its release: "

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.grading.defaults import MAX_OTHER_FILES_BYTES, STUDENT_ID
+from autograder.grading.defaults import MAX_OTHER_FILES_BYTES
 from autograder.grading.intake.reading import (
     FileTooLarge,
     UnreadableNotebook,
@@ -26,7 +26,10 @@ from autograder.grading.intake.reading import (
     read_capped,
     read_notebook,
 )
+from autograder.grading.intake.align import Unalignable, align_with_release
+from autograder.grading.intake.markers import neutralize_markers
 from autograder.grading.intake.repair import repair_grade_cells
+from autograder.grading.intake.student_ids import assign_ids
 from autograder.grading.report_text import printable
 
 
@@ -50,24 +53,35 @@ class Submission:
         return f"{self.student_id}/{self.assignment_id}"
 
 
-def find_submissions(submitted_dir: Path, expected: dict[str, list[str]]) -> list[Submission]:
+def find_submissions(submitted_dir: Path, expected: dict[str, list[str]],
+                     ids_file: Path | None = None) -> list[Submission]:
     """Every ``<student>/<assignment>`` folder of ``submitted_dir`` for the assignments of
     ``expected`` (assignment id -> its notebook names), sorted by student then assignment, each
     notebook validated with :func:`notebook_problem`.
 
     A notebook file with another name (``01_gradient_tape (1).ipynb``, as a browser names a second
     download) stands for the assignment's notebook when it is the only candidate; other extra
-    notebooks are left out. Both are said in ``notes``. A student id is shown with unprintable
-    characters escaped; a symbolic link (to a solution, to another student's file) is never
-    followed: such a notebook or folder is refused, such an extra file left out.
+    notebooks are left out. Both are said in ``notes``. Each submission's ``student_id`` is the
+    id nbgrader grades it under: the folder's name, or a safe id for a name nbgrader cannot use
+    (:func:`~.intake.student_ids.assign_ids`, kept in ``ids_file``, the output folder's
+    ``student_ids.csv``, when given); a folder :func:`student_id_problem` refuses keeps its name,
+    unprintable characters escaped. A symbolic link (to a solution, to another student's file) is
+    never followed: such a notebook or folder is refused, such an extra file left out.
+
+    Raises:
+        StudentIdsError: ``ids_file`` exists and cannot be read or was changed unsafely.
     """
     found = []
-    for student_dir in sorted(p for p in Path(submitted_dir).iterdir() if _is_dir(p)):
+    student_dirs = sorted(p for p in Path(submitted_dir).iterdir() if _is_dir(p))
+    ids = assign_ids([d.name for d in student_dirs if not student_id_problem(d.name)
+                      and any(_is_dir(d / a) for a in expected)], ids_file)
+    for student_dir in student_dirs:
         for assignment_id, names in expected.items():
             folder = student_dir / assignment_id
             if not _is_dir(folder):
                 continue
-            sub = Submission(printable(student_dir.name), assignment_id, folder)
+            sub = Submission(ids.get(student_dir.name) or printable(student_dir.name),
+                             assignment_id, folder)
             try:
                 _find_notebooks(sub, student_dir, names)
             except Exception as error:  # an unreadable folder: this submission only
@@ -126,19 +140,23 @@ def unknown_folders(submitted_dir: Path, assignment_ids: list[str]) -> list[str]
 
 
 def student_id_problem(student_id: str) -> str | None:
-    """Why the folder name ``student_id`` cannot be a student id in nbgrader, or None (G15).
+    """Why the student folder named ``student_id`` is not graded, or None (G15).
 
-    nbgrader finds a student's files with file patterns, so ``kim[2]`` would match ``kim2``; such a
-    folder is refused with this reason, and the rest of the class is graded."""
-    if STUDENT_ID.fullmatch(student_id):
-        return None
-    odd = sorted({ch for ch in student_id if not re.fullmatch(r"[\w.@+-]", ch)} |
+    A name nbgrader cannot use as it is (``jane doe``, ``kim[2]``) is graded under a safe id
+    (:mod:`.intake.student_ids`). Refused, with this reason, are only a hidden folder (``.x``,
+    ``..``), a path (``a/b``) and a name holding characters that do not show as themselves
+    (control and format characters, bidi overrides, undecodable bytes: what
+    :func:`~.report_text.printable` escapes), which would make the reports lie about whose work
+    is whose; the rest of the class is graded."""
+    odd = sorted({ch for ch in student_id if not ch.isprintable() or ch == "/"} |
                  ({"."} if student_id.startswith(".") else set()))
+    if not odd:
+        return None
     shown = " ".join(f"'{printable(ch)}'" for ch in odd)
     safe = printable(re.sub(r"[^\w.@+-]+", "_", student_id).strip("_.")) or "student"
-    return (f"student folder '{printable(student_id)}' not graded: nbgrader cannot use it as a "
-            f"student id (characters {shown}); rename the folder, for example to '{safe}', and "
-            "grade again")
+    return (f"student folder '{printable(student_id)}' not graded: a hidden folder, a path, or a "
+            f"name that does not show as it is (characters {shown}); rename the folder, for example "
+            f"to '{safe}', and grade again")
 
 
 
@@ -148,11 +166,16 @@ def stage(sub: Submission, staged_root: Path, release_dir: Path | None = None) -
     under the assignment's name for it, normalized by :func:`read_notebook`) and return that
     folder. nbgrader reads only this copy, so the submitted files cannot change.
 
-    With ``release_dir`` (holding ``<assignment>/<notebook>.ipynb``), each notebook is also repaired
-    against its release by :func:`repair_grade_cells` (:func:`staged_notebook`); what was done is
-    added to ``sub.notes``. The other files of the folder are copied while they take no more
-    than :data:`MAX_OTHER_FILES_BYTES` together; symbolic links, what is not a regular file, and
-    a ``timestamp.txt`` nbgrader could not read are left out, with a note.
+    With ``release_dir`` (holding ``<assignment>/<notebook>.ipynb``), each notebook is also aligned
+    with and repaired against its release (:func:`staged_notebook`); what was done is added to
+    ``sub.notes``, and a notebook that cannot be aligned is not staged: its reason goes to
+    ``sub.problems``. The other files of the folder are copied while they take no more than
+    :data:`MAX_OTHER_FILES_BYTES` together; symbolic links, what is not a regular file, and a
+    ``timestamp.txt`` nbgrader could not read are left out, with a note.
+
+    Raises:
+        Unalignable: a notebook was refused so and none of ``sub`` is left to grade (the message
+            is its reason, as in ``sub.problems``).
     """
     dest = Path(staged_root) / sub.student_id / sub.assignment_id
     if dest.exists():
@@ -177,24 +200,41 @@ def stage(sub: Submission, staged_root: Path, release_dir: Path | None = None) -
             continue
         budget -= len(data)
         (dest / path.name).write_bytes(data)
+    refused = []
     for name, path in sub.notebooks.items():
         if name not in sub.problems:
             released = Path(release_dir or "") / sub.assignment_id / f"{name}.ipynb"
-            nb, notes = staged_notebook(
-                path, released if release_dir is not None and released.exists() else None)
+            try:
+                nb, notes = staged_notebook(
+                    path, released if release_dir is not None and released.exists() else None)
+            except Unalignable as error:
+                sub.problems[name] = str(error)
+                refused.append(str(error))
+                continue
             sub.notes += notes
             nbformat.write(nb, dest / f"{name}.ipynb")
+    if refused and not sub.notebooks.keys() - sub.problems.keys():
+        raise Unalignable("; ".join(refused))
     return dest
 
 
 def staged_notebook(path: Path, released: Path | None) -> tuple:
-    """The notebook that grading runs for the submitted file ``path``: read by
-    :func:`read_notebook`, repaired against the ``released`` notebook (when given) by
-    :func:`repair_grade_cells`; and the notes of the repair. :func:`stage` writes it, the scan
-    (:func:`~.intake.scan.review_flags`) reads it."""
+    """The notebook that grading runs for the submitted file ``path`` and the notes on what was
+    done to it: read by :func:`read_notebook`; against the ``released`` notebook (when given), the
+    nbgrader metadata its cells lost recovered (:func:`~.intake.align.align_with_release`) and its
+    cells repaired (:func:`repair_grade_cells`); then nbgrader's markers in the student's text made
+    inert (:func:`~.intake.markers.neutralize_markers`). :func:`stage` writes it.
+
+    Raises:
+        Unalignable: its cells lost their nbgrader metadata and cannot be matched with the
+            release's (the message says why).
+    """
     nb = read_notebook(path)
-    notes = repair_grade_cells(nb, nbformat.read(released, as_version=4)) if released else []
-    return nb, notes
+    notes = []
+    if released:
+        release = nbformat.read(released, as_version=4)
+        notes = align_with_release(nb, release) + repair_grade_cells(nb, release)
+    return nb, notes + neutralize_markers(nb)
 
 
 def _nbgrader_timestamp(data: bytes) -> bool:

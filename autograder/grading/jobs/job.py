@@ -15,10 +15,10 @@ class Job:
     ``files`` maps each file name of the staged submission folder (``<notebook>.ipynb`` and any
     other file) to its bytes; ``gradebook`` is an SQLite gradebook (bytes) holding the released
     assignment, hidden tests included, which nbgrader uses to restore and score the cells.
-    ``cell_timeout_s`` (seconds), ``memory_limit_bytes`` (the kernel's address space, and all
-    its processes together; None for none), ``sandbox``, ``demo_sha256`` (the demonstration cells not to run, see
-    :func:`~.course.demo_cell_hashes`) and ``timeout_s`` (the whole job, seconds) are the run's
-    settings.
+    ``cell_timeout_s`` (seconds), ``memory_limit_bytes`` (the kernel's address space, and all its
+    processes together; None for none), ``sandbox``, ``demo_sha256`` (the demonstration cells not to
+    run, see :func:`~.course.demo_cell_hashes`) and ``timeout_s`` (the whole job, seconds) are the
+    run's settings.
     """
     student_id: str
     assignment_id: str

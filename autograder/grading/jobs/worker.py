@@ -1,4 +1,5 @@
-"""One grading job: data in, data out, so that it runs on any Dask worker (no shared file system).
+"""A grading job on a worker: data in, data out, so that it runs on any Dask worker (no shared
+file system).
 
 The client builds a :class:`Job` per submission (its staged files as bytes, the assignment's
 scratch gradebook as bytes, the settings); :func:`grade_job` runs on a worker, in a private scratch

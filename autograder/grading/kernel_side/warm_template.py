@@ -1,7 +1,7 @@
-"""A warm-kernel template: runs inside a kernel sandbox (:mod:`.kernels.bwrap`) and forks grading kernels
-that start with TensorFlow, NumPy, matplotlib, IPython and the checks already imported.
+"""A warm-kernel template: runs inside a kernel sandbox (:mod:`.kernels.bwrap`) and forks grading
+kernels that start with TensorFlow, NumPy, matplotlib, IPython and the checks already imported.
 
-    python -c "$(cat warm_template.py)" FOLDER   (as .warm_kernels starts it, in the sandbox)
+    python -c BOOT_SOURCE FOLDER   (kernels.warm: syscalls.py as kernel_syscalls, then this file)
 
 The template imports what every notebook's set-up cell imports (running no TensorFlow op, so no
 TensorFlow thread pool or device exists yet), then listens on ``FOLDER/control`` (a Unix socket;
@@ -20,8 +20,8 @@ file. A kernel sees in ``/proc`` the sandbox's init, the template, its own keepe
 fresh ``/proc`` can be mounted in a nested namespace), but can neither signal nor trace them:
 they are outside its pid namespace or pid 1 of it, and not dumpable.
 
-Limits of the kernel's own (see :mod:`.kernels.cgroups`): the keeper joins the kernel's cgroup before
-anything else (the host made it and sends its ``cgroup.procs`` files, open for writing: no
+Limits of the kernel's own (see :mod:`.kernels.cgroups`): the keeper joins the kernel's cgroup
+before anything else (the host made it and sends its ``cgroup.procs`` files, open for writing: no
 cgroup file system is mounted here), so the keeper, its init, the kernel and all they start count
 against the kernel's memory and task limits; the kernel loads the seccomp filter the host sends,
 which refuses new user namespaces (the template's own unshare, above, comes before it).

@@ -19,11 +19,12 @@ cannot signal a process in another pid namespace.
 By default :class:`SandboxedKernelManager`'s kernels are warm: forked, in namespaces of their own,
 from a template in this sandbox that has imported TensorFlow (:mod:`.kernels.warm`).
 
-Each kernel (sandboxed or not) also gets a cgroup of its own, made before it starts and removed
-when it ends: its processes together have the memory limit and at most
-:data:`~.defaults.MAX_TASKS_PER_KERNEL` tasks (:mod:`.kernels.cgroups`), and a sandboxed kernel may create
-no user namespace (a seccomp filter). Where a cgroup limit cannot be set, :func:`.kernels.cgroups.limit_problems`
-says which, and kernels keep the per-process and per-uid limits of :data:`LAUNCHER` only.
+Each kernel (sandboxed or not) also gets a cgroup of its own, made before it starts and removed when
+it ends: its processes together have the memory limit and at most
+:data:`~.defaults.MAX_TASKS_PER_KERNEL` tasks (:mod:`.kernels.cgroups`), and a sandboxed kernel may
+create no user namespace (a seccomp filter). Where a cgroup limit cannot be set,
+:func:`.kernels.cgroups.limit_problems` says which, and kernels keep the per-process and per-uid
+limits of :data:`LAUNCHER` only.
 """
 from __future__ import annotations
 

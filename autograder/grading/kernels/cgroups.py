@@ -11,11 +11,11 @@ its own, made here, on the grader's side, below this process's own cgroup:
 - tasks: at most :data:`MAX_TASKS_PER_KERNEL` processes and threads (``pids.max``), so one
   kernel's threads cannot keep another kernel from starting.
 
-A kernel's first process joins its cgroup before any of its code runs (a cold kernel's
-``bwrap`` in :func:`preexec_join`'s ``preexec_fn``; a warm kernel's keeper through the
-``cgroup.procs`` files this process opens and hands to the template, see :mod:`.kernel_side.warm_template`);
-whatever it starts is in it too. The cgroup is emptied (every process left in it killed) and
-removed when the kernel ends. Inside the sandbox no cgroup file system is mounted.
+A kernel's first process joins its cgroup before any of its code runs (a cold kernel's ``bwrap`` in
+:func:`preexec_join`'s ``preexec_fn``; a warm kernel's keeper through the ``cgroup.procs`` files
+this process opens and hands to the template, see :mod:`.kernel_side.warm_template`); whatever it
+starts is in it too. The cgroup is emptied (every process left in it killed) and removed when the
+kernel ends. Inside the sandbox no cgroup file system is mounted.
 
 Both hierarchies are supported: cgroup v1 with the ``memory`` and ``pids`` controllers (this
 course's test machine), and v2 where those controllers are enabled below the grader's cgroup

@@ -182,7 +182,8 @@ class SandboxedKernelManager(LimitedKernelManager):
     its address space capped as :class:`LimitedKernelManager` does; of its grading-mode
     environment only the variables :func:`sandbox_argv` passes by name reach the kernel.
 
-    nbgrader and nbclient are otherwise unchanged (see :class:`~.preprocessors.execute.SandboxedExecute`).
+    nbgrader and nbclient are otherwise unchanged (see
+    :class:`~.preprocessors.execute.SandboxedExecute`).
     """
 
     work_size_mb = Integer(WORK_SIZE_MB, help="size of the kernel's writable folders, MiB").tag(

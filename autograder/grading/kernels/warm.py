@@ -1,15 +1,16 @@
 """Warm grading kernels: forked from a template that has already imported TensorFlow.
 
 A cold grading kernel spends about 3 s starting Python and importing TensorFlow before its first
-cell. Here a *template* (:mod:`.kernel_side.warm_template`) does that once, inside the same bubblewrap sandbox
-a cold kernel gets (:func:`.kernels.bwrap.sandbox_argv`), and forks one kernel per notebook, each in
-namespaces and writable folders of its own (see :mod:`.kernel_side.warm_template`). The template never runs a
-student's code, so every kernel starts from the same pristine state.
+cell. Here a *template* (:mod:`.kernel_side.warm_template`) does that once, inside the same
+bubblewrap sandbox a cold kernel gets (:func:`.kernels.bwrap.sandbox_argv`), and forks one kernel
+per notebook, each in namespaces and writable folders of its own (see
+:mod:`.kernel_side.warm_template`). The template never runs a student's code, so every kernel starts
+from the same pristine state.
 
 :class:`WarmKernelProvisioner` hands these kernels to jupyter_client (and so to nbclient and
 nbgrader, unchanged) through the kernel provisioner interface; it is registered as the
-``course-warm-kernel`` entry point and chosen by :class:`.kernels.managers.SandboxedKernelManager`. One
-template runs per grading process and kernel environment, started at its first kernel and killed
+``course-warm-kernel`` entry point and chosen by :class:`.kernels.managers.SandboxedKernelManager`.
+One template runs per grading process and kernel environment, started at its first kernel and killed
 when the process ends.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""nbgrader's ``Execute`` for grading: the grader's verdict on graded cells, integrity checks, output
-limits as output arrives.
+"""nbgrader's ``Execute`` for grading: the grader's verdict on graded cells, integrity checks,
+output limits as output arrives.
 """
 from __future__ import annotations
 
@@ -53,10 +53,10 @@ class GradingExecute(Execute):
     limits, and which skips the course's demonstration cells.
 
     A graded cell made of this course's check calls is never run in the kernel: its verdict is
-    decided here, outside the student's interpreter (:mod:`.preprocessors.verdict`): for each call the kernel
-    is asked, silently and out of its history, to run the exercise's kernel half on the cases;
-    what comes back is plain data, judged here against references the kernel never sees, and the
-    cell's outputs are the grader's own. Any other graded cell runs in the kernel as nbgrader
+    decided here, outside the student's interpreter (:mod:`.preprocessors.verdict`): for each call
+    the kernel is asked, silently and out of its history, to run the exercise's kernel half on the
+    cases; what comes back is plain data, judged here against references the kernel never sees, and
+    the cell's outputs are the grader's own. Any other graded cell runs in the kernel as nbgrader
     runs it.
 
     Output is counted as it arrives: past :data:`~.defaults.MAX_CELL_OUTPUT_BYTES` for a cell or
@@ -64,15 +64,15 @@ class GradingExecute(Execute):
     (errors are kept, shortened), and no kernel message larger than
     :data:`~.defaults.MAX_MESSAGE_BYTES` is received.
 
-    The check (:mod:`.kernel_side.integrity_probe`, run silently in the kernel) reports what the cells since
-    the last check changed in the interpreter: IPython transformers and hooks, exception handlers,
-    import hooks, builtins, replaced methods. It runs before the first cell the student can edit
-    (after the course's set-up) and before each graded cell, so nothing changed escapes it before
-    a grade is given. Changes made by locked cells before any student cell (the course's own,
-    such as ``%matplotlib inline``) are expected; later changes are flagged with the cells that
-    ran since the last check. Before each graded cell it also checks that the course's check
-    functions hold the code on disk. What it flags goes to the notebook's
-    ``metadata.grading_review`` (a list of strings); scores are never changed here.
+    The check (:mod:`.kernel_side.integrity_probe`, run silently in the kernel) reports what the
+    cells since the last check changed in the interpreter: IPython transformers and hooks, exception
+    handlers, import hooks, builtins, replaced methods. It runs before the first cell the student
+    can edit (after the course's set-up) and before each graded cell, so nothing changed escapes it
+    before a grade is given. Changes made by locked cells before any student cell (the course's own,
+    such as ``%matplotlib inline``) are expected; later changes are flagged with the cells that ran
+    since the last check. Before each graded cell it also checks that the course's check functions
+    hold the code on disk. What it flags goes to the notebook's ``metadata.grading_review`` (a list
+    of strings); scores are never changed here.
 
     A cell whose source is one of :attr:`demo_sha256`, and which is neither graded nor an answer
     cell, is not run: the author marked it as a demonstration no grade depends on.

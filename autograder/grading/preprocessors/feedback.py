@@ -1,4 +1,5 @@
-"""The course's steps of nbgrader's feedback: no hidden test, traceback or later output reaches a student.
+"""The course's steps of nbgrader's feedback: no hidden test, traceback or later output reaches a
+student.
 """
 from __future__ import annotations
 

@@ -44,27 +44,30 @@ def record(config, sub: Submission, executed_dir: Path, problem: str) -> str:
 
 
 def collect(config, subs: list[Submission], layout: OutputLayout) -> list[NotebookGrade]:
-    """Read every submission's scores from the gradebook and its failure messages from the
-    autograded notebooks."""
+    """Read every submission's scores (a person's manual scores included, and which cells still
+    wait for one) from the gradebook, and its failure messages from the autograded notebooks;
+    each notebook's cells in the order of its release notebook."""
     from nbgrader.api import Gradebook
 
-    grades = []
+    grades, orders = [], {}
     with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
         for sub in subs:
             try:
-                grades += _collect_one(gb, sub, layout)
+                grades += _collect_one(gb, sub, layout, orders)
             except Exception as error:  # one unreadable record costs only this submission
                 gb.db.rollback()
                 grades.append(NotebookGrade(
                     sub.student_id, sub.assignment_id, next(iter(sub.notebooks), sub.assignment_id),
                     notes=list(sub.notes), problem="its grade could not be read",
-                    failures=[f"collect: {type(error).__name__}: {error}"]))
+                    failures=[f"collect: {type(error).__name__}: {error}"],
+                    outcome=Outcome.FAILED, folder=sub.folder.parent.name))
     return grades
 
 
-def _collect_one(gb, sub: Submission, layout: OutputLayout) -> list[NotebookGrade]:
+def _collect_one(gb, sub: Submission, layout: OutputLayout,
+                 orders: dict[Path, dict[str, int]] | None = None) -> list[NotebookGrade]:
     """The grades of each notebook of ``sub``, read from the gradebook ``gb`` and the output
-    folder."""
+    folder; ``orders`` caches the position of each cell of the release notebooks read."""
     from nbgrader.api import MissingEntry
 
     grades = []
@@ -73,7 +76,8 @@ def _collect_one(gb, sub: Submission, layout: OutputLayout) -> list[NotebookGrad
     run_problem = record.get("problem", "")
     for notebook in gb.find_assignment(sub.assignment_id).notebooks:
         grade = NotebookGrade(sub.student_id, sub.assignment_id, notebook.name,
-                              notes=list(sub.notes), failures=list(record.get("failures", [])))
+                              notes=list(sub.notes), failures=list(record.get("failures", [])),
+                              folder=sub.folder.parent.name)
         grade.problem = sub.problems.get(notebook.name) or run_problem or None
         grade.outcome = _recorded_outcome(record) if run_problem else Outcome.GRADED
         if notebook.name in sub.problems:
@@ -84,12 +88,19 @@ def _collect_one(gb, sub: Submission, layout: OutputLayout) -> list[NotebookGrad
         try:
             submitted = gb.find_submission_notebook(
                 notebook.name, sub.assignment_id, sub.student_id)
-            grade.scores = {g.name: (float(g.score or 0), float(g.max_score))
-                            for g in submitted.grades if g.max_score}
+            cells = {g.name: g for g in submitted.grades if g.max_score}
+            grade.scores = {name: (float(g.score or 0), float(g.max_score))
+                            for name, g in cells.items()}
+            # nbgrader's manually graded cells: answer cells with points, and task cells.
+            by_hand = {c.name for c in [*notebook.solution_cells, *notebook.task_cells]}
+            grade.manual = {name: _known_score(g) for name, g in cells.items() if name in by_hand}
+            grade.late_penalty = float(submitted.late_submission_penalty or 0)
+            grade.seconds_late = float(submitted.assignment.total_seconds_late or 0)
         except MissingEntry:
             grade.scores = {c.name: (0.0, float(c.max_score))
-                            for c in notebook.grade_cells if c.max_score}
+                            for c in [*notebook.grade_cells, *notebook.task_cells] if c.max_score}
         released = layout.release / sub.assignment_id / f"{notebook.name}.ipynb"
+        grade.scores = _in_notebook_order(grade.scores, released, {} if orders is None else orders)
         grade.executed = notebook.name in sub.notebooks and notebook.name not in sub.problems
         if grade.executed:  # never raises: what cannot be scanned is a flag
             grade.restored, grade.review = review_submission(sub.notebooks[notebook.name], released)
@@ -104,6 +115,29 @@ def _collect_one(gb, sub: Submission, layout: OutputLayout) -> list[NotebookGrad
                                     f"{type(error).__name__}: {str(error)[:200]}")
         grades.append(grade)
     return grades
+
+
+def _known_score(grade) -> float | None:
+    """A manually graded cell's score: a person's (``manual_score``, with any extra credit), or
+    nbgrader's own (0 for an answer left as released), None while it waits for a person."""
+    if grade.manual_score is None and grade.auto_score is None:
+        return None
+    return float(grade.score or 0)
+
+
+def _in_notebook_order(scores: dict, released: Path, orders: dict[Path, dict[str, int]]) -> dict:
+    """``scores`` (``grade_id`` -> anything) in the order of the cells of the release notebook
+    ``released``, read once into ``orders``; cells it does not hold (all, when it cannot be read)
+    after the others, as they came."""
+    if released not in orders:
+        try:
+            cells = nbformat.read(released, as_version=4).cells
+            orders[released] = {c.metadata.get("nbgrader", {}).get("grade_id"): i
+                                for i, c in enumerate(cells)}
+        except Exception:  # the order only: the grades stand
+            orders[released] = {}
+    position = orders[released]
+    return dict(sorted(scores.items(), key=lambda item: position.get(item[0], len(position))))
 
 
 def _recorded_outcome(record: dict) -> Outcome:

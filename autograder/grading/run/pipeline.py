@@ -23,14 +23,21 @@ import shutil
 import tempfile
 import time
 import warnings
+from datetime import datetime
 from pathlib import Path
 
+from nbgrader.utils import parse_utc
 from sqlalchemy.exc import SAWarning
 
-from autograder.grading.course import REPO_ROOT, assignments, demo_cell_hashes
+from autograder.grading.analysis import misconceptions
+from autograder.grading.analysis.similarity import compare_class, summary_lines, write_similarity
+from autograder.grading.configure import configure_late_penalty
+from autograder.grading.course import REPO_ROOT, assignments, demo_cell_hashes, graded_cells_in_order
 from autograder.grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB, SOURCE_DIR
-from autograder.grading.distribute.release import release
+from autograder.grading.distribute.release import due_dates, release
+from autograder.grading.exports.lms import write_lms_exports
 from autograder.grading.failures import Outcome
+from autograder.grading.intake.align import Unalignable
 from autograder.grading.intake.submissions import (
     Submission,
     find_submissions,
@@ -55,7 +62,9 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
                 memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB,
                 cell_timeout_s: int = CELL_TIMEOUT_S, force: bool = False,
                 feedback: bool = True, progress: bool = True, sandbox: bool = True,
-                scheduler: str | None = None, run_demos: bool = False) -> GradeRun:
+                scheduler: str | None = None, run_demos: bool = False,
+                similarity_reference: Path | None = None, due: dict[str, datetime] | None = None,
+                late_penalty: str | None = None) -> GradeRun:
     """Autograde every submission in ``submitted_dir`` into one gradebook.
 
     Args:
@@ -77,15 +86,30 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
             of ``workers`` processes (:mod:`.jobs.cluster`).
         run_demos: run the cells tagged ``demo`` in ``solutions/`` too (timings, plots, visible
             checks that the hidden tests repeat); by default grading skips them, unchanged.
+        similarity_reference: earlier years' or public answers, ``<name>/<assignment>/
+            <notebook>.ipynb``, that answer similarity compares each student with too
+            (:mod:`.analysis.similarity`; advice only, scores never change).
+        due: assignment id -> due date (time-zone aware), written into the gradebook as
+            nbgrader's ``duedate``; an assignment not named keeps the gradebook's (set by an
+            earlier run, ``nbgrader db assignment add --duedate`` or the formgrader). A
+            submission's ``timestamp.txt`` (nbgrader's) is its time of submission.
+        late_penalty: nbgrader's late-penalty plugin for submissions past their due date
+            (:func:`~.configure.configure_late_penalty`: "none", the default, "zero", or a
+            plugin class's import name).
     Returns:
         A :class:`GradeRun`; invalid or ungradable notebooks appear with their ``problem``.
     Raises:
-        ValueError: an id of ``assignment_ids`` is not an assignment of the course.
+        ValueError: an id of ``assignment_ids`` is not an assignment of the course, ``due``
+            names an assignment not graded here, or ``late_penalty`` names no plugin;
+            :class:`~.intake.student_ids.StudentIdsError`: ``out``'s ``student_ids.csv`` is
+            unreadable or was changed unsafely.
         SandboxUnavailable: ``sandbox`` is set and no sandbox can start on this host.
     """
     run = ClassGrading(Path(submitted_dir), Path(out), root=root, assignment_ids=assignment_ids,
                        db_url=db_url, cell_timeout_s=cell_timeout_s,
-                       memory_limit_mb=memory_limit_mb, sandbox=sandbox, run_demos=run_demos)
+                       memory_limit_mb=memory_limit_mb, sandbox=sandbox, run_demos=run_demos,
+                       similarity_reference=similarity_reference, due=due,
+                       late_penalty=late_penalty)
     run.stage(force=force)
     run.execute(workers or default_workers(), scheduler=scheduler, progress=progress)
     return run.report(feedback=feedback)
@@ -107,7 +131,8 @@ class ClassGrading:
                  assignment_ids: list[str] | None = None, db_url: str | None = None,
                  cell_timeout_s: int = CELL_TIMEOUT_S,
                  memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB, sandbox: bool = True,
-                 run_demos: bool = False):
+                 run_demos: bool = False, similarity_reference: Path | None = None,
+                 due: dict[str, datetime] | None = None, late_penalty: str | None = None):
         # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not news.
         warnings.filterwarnings("ignore", category=SAWarning)
         self.started = time.perf_counter()
@@ -125,6 +150,8 @@ class ClassGrading:
             if problem:
                 raise SandboxUnavailable(problem)
         self.cell_timeout_s, self.sandbox = cell_timeout_s, sandbox
+        self.similarity_reference = similarity_reference
+        self.similarity_lines: list[str] = []  # for summary.txt
         self.demo_sha256 = () if run_demos else tuple(demo_cell_hashes(
             sorted((root / SOURCE_DIR).glob("*/*.ipynb"))))
         # Seconds per submission key and step: the job's (JobResult.timings), "record", "feedback".
@@ -135,12 +162,15 @@ class ClassGrading:
         self.staged_dir = self.run_dir / "staged"
         self.template_db = self.run_dir / "template.db"
         db_url = db_url or sqlite_url(self.layout.gradebook)
-        with gradebook_lock(self.layout.out):
-            release(self.ids, root=root, release_dir=self.layout.release, db_url=db_url)
-        release(self.ids, root=root, release_dir=self.run_dir / "release", db_path=self.template_db)
         self.config = nbgrader_config(root, db_url=db_url, submitted_dir=self.staged_dir,
                                       workdir=self.layout.out, cell_timeout_s=cell_timeout_s,
                                       sandbox=sandbox, demo_sha256=list(self.demo_sha256))
+        # nbgrader applies it when it records a submission past its due date (the gradebook's).
+        self.late_penalty = configure_late_penalty(self.config, late_penalty)
+        with gradebook_lock(self.layout.out):
+            release(self.ids, root=root, release_dir=self.layout.release, db_url=db_url, due=due)
+            self.due = due_dates(db_url, self.config.CourseDirectory.course_id, self.ids)
+        release(self.ids, root=root, release_dir=self.run_dir / "release", db_path=self.template_db)
         self.failed: dict[str, list[str]] = {}  # submission key -> "<step>: <reason>" of each
         self.missing_limits: set[str] = set()  # per-kernel limits a worker could not set
         self.todo: dict[str, Submission] = {}
@@ -152,7 +182,7 @@ class ClassGrading:
         last run (every one with ``force``)."""
         expected = {a: sorted(p.stem for p in (self.root / SOURCE_DIR / a).glob("*.ipynb"))
                     for a in self.known}
-        everything = find_submissions(self.submitted_dir, expected)
+        everything = find_submissions(self.submitted_dir, expected, self.layout.student_ids)
         subs = [sub for sub in everything if sub.assignment_id in self.ids]
         # The report covers this run's assignments and what earlier runs recorded in this folder.
         self.reported = [sub for sub in everything
@@ -165,6 +195,8 @@ class ClassGrading:
         for sub in self.gradable:
             try:
                 stage(sub, self.staged_dir, release_dir=self.layout.release)
+            except Unalignable:  # its reason is the notebook's problem already: not a failed step
+                continue
             except Exception as error:  # a notebook nbformat reads but we cannot stage
                 self.failed.setdefault(sub.key, []).append(f"stage: {type(error).__name__}: {error}")
                 continue
@@ -172,7 +204,8 @@ class ClassGrading:
             last = self._read_record(sub)
             # A grade made without the sandbox is made again when this run has it.
             if force or last.get("sha256") != self.fingerprints[sub.key] or \
-                    (self.sandbox and not last.get("sandboxed", True)):
+                    (self.sandbox and not last.get("sandboxed", True)) or \
+                    last.get("late") != self._late_key(sub):
                 self.todo[sub.key] = sub
 
     def execute(self, workers: int, scheduler: str | None = None, progress: bool = True) -> None:
@@ -235,8 +268,12 @@ class ClassGrading:
             grades = collect(self.config, self.reported, self.layout)
             for grade in grades:
                 grade.failures += self.failed.get(f"{grade.student_id}/{grade.assignment_id}", [])
+            course = self.config.CourseDirectory
             for step, write in (
                     ("export", lambda: write_exports(self.config, grades, self.layout)),
+                    ("LMS export", lambda: write_lms_exports(course.db_url, course.course_id,
+                                                             self.layout.out)),
+                    ("similarity", lambda: self._write_similarity(grades)),
                     ("summary", lambda: self._write_summary(grades))):
                 try:
                     write()
@@ -248,13 +285,31 @@ class ClassGrading:
                         self.timings, sorted(self.missing_limits))
 
     def _write_summary(self, grades: list[NotebookGrade]) -> None:
-        """``summary.txt`` and the plots; first in ``summary.txt``, the per-kernel limits that
-        could not be set (as an unsandboxed run says so first)."""
+        """``summary.txt`` and the plots, then the mistakes per exercise
+        (:mod:`.analysis.misconceptions`) and the similar pairs to look at; first in
+        ``summary.txt``, the per-kernel limits that could not be set (as an unsandboxed run says
+        so first)."""
 
-        write_summary(grades, self.layout, sandboxed=self.sandbox)
+        counts = misconceptions.mistake_counts(
+            grades, cell_order=graded_cells_in_order(self.layout.release))
+        misconceptions.write_csv(counts, self.layout.mistakes[0])
+        misconceptions.plot(counts, self.layout.mistakes[1])
+        write_summary(grades, self.layout, sandboxed=self.sandbox,
+                      analysis=misconceptions.summary_lines(counts) + self.similarity_lines)
         if self.missing_limits:
             text = self.layout.summary.read_text()
             self.layout.summary.write_text("\n".join(sorted(self.missing_limits)) + "\n" + text)
+
+    def _write_similarity(self, grades: list[NotebookGrade]) -> None:
+        """Compare the answer cells across students (:mod:`.analysis.similarity`), the release's
+        code and the course's own answers taken out: ``similarity_pairs.csv``,
+        ``similarity.html``, and the pairs to look at for ``summary.txt``."""
+        result = compare_class(self.layout.autograded, self.layout.release,
+                               reference=self.similarity_reference,
+                               known_answers=self.root / SOURCE_DIR)
+        folders = {g.student_id: g.folder for g in grades if g.folder}
+        write_similarity(result, self.layout.out, folders)
+        self.similarity_lines = summary_lines(result.pairs, notes=result.notes, folders=folders)
 
     def _staged(self, sub: Submission) -> Path:
         return self.staged_dir / sub.student_id / sub.assignment_id
@@ -271,7 +326,17 @@ class ClassGrading:
     def _read_record(self, sub: Submission) -> dict:
         return read_record(self.layout, sub)
 
+    def _late_key(self, sub: Submission) -> list[str] | None:
+        """What its late penalty depends on besides its files: the due date and the plugin
+        (a change grades it again); None where it is not late (no due date, no
+        ``timestamp.txt``, or one before the due date)."""
+        due, stamp = self.due.get(sub.assignment_id), self._staged(sub) / "timestamp.txt"
+        text = stamp.read_text().strip() if stamp.is_file() else ""  # staged: nbgrader reads it
+        if due is None or not text or not parse_utc(text) > due:
+            return None
+        return [due.isoformat(), self.late_penalty]
+
     def _write_record(self, sub: Submission, data: dict) -> None:
         path = self.layout.record(sub.student_id, sub.assignment_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data))
+        path.write_text(json.dumps({**data, "late": self._late_key(sub)}))

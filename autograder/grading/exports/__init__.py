@@ -1,0 +1,1 @@
+"""Exports of a gradebook for other systems, as nbgrader export plugins."""
