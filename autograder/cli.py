@@ -193,13 +193,8 @@ def grade(args) -> int:
     for path in OutputLayout(run.out).listed():
         if path.exists():
             print(f"  {path}{'/' if path.is_dir() else ''}")
-    from .grading.distribute.formgrader import formgrader_command, link_submitted
+    from .grading.distribute.formgrader import formgrader_command
 
-    try:  # nbgrader's submitted/ of the course root OUT: the formgrader counts the submissions
-        link_submitted(args.out, args.submitted)
-    except OSError as error:
-        print(f"warning: {printable(args.out / 'submitted')} could not link to the submissions "
-              f"({error}); the formgrader will count none", file=sys.stderr)
     if args.db_url is None:
         print(f"Open the formgrader on this class: {formgrader_command(args.out)}")
     attention = attention_lines(run.grades)

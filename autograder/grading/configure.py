@@ -20,6 +20,7 @@ from autograder.grading.preprocessors.autograde import (
     NameTimeouts,
     NoCreditFromResults,
     QuietTensorFlowStderr,
+    SanitizeHTML,
 )
 from autograder.grading.preprocessors.execute import GradingExecute, SandboxedExecute
 from autograder.grading.preprocessors.feedback import HideOutputsAfterTests, HideTestOutputs, HideTracebacks
@@ -119,7 +120,7 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
     autograde = list(Autograde.class_traits()["autograde_preprocessors"].default())
     autograde[autograde.index(Execute)] = SandboxedExecute if sandbox else GradingExecute
     _insert_after(autograde, autograde[0], [NameTimeouts, QuietTensorFlowStderr])
-    _insert_after(autograde, LimitOutput, [LimitOutputSize, NoCreditFromResults])
+    _insert_after(autograde, LimitOutput, [LimitOutputSize, NoCreditFromResults, SanitizeHTML])
     c.Autograde.autograde_preprocessors = autograde
     c.NameTimeouts.cell_timeout_s = cell_timeout_s
     if demo_sha256 is None:

@@ -148,6 +148,8 @@ MAX_OTHER_FILES_BYTES = 50 * 2**20
 # The deepest JSON nesting of a notebook read (a notebook is about 8 deep; deeper structures
 # would reach Python's recursion limit in json, nbformat, jsonschema or copy).
 MAX_JSON_DEPTH = 64
+# The largest timestamp.txt read, bytes (nbgrader writes about 30; the formgrader reads 200 at most).
+MAX_TIMESTAMP_BYTES = 200
 
 # The most code the scan reads in one cell and in one notebook, characters (an answer of this
 # course is a few kB; IPython's transformers and the parser take seconds per MB). What is past it

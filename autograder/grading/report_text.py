@@ -13,8 +13,8 @@ to the printed table, ``summary.txt``, a CSV or a log.
   forged one.
 - :func:`write_csv` writes every cell through :func:`csv_cell`: escaped as above, and a cell that
   would start a spreadsheet formula (``=``, ``+``, ``-``, ``@``, tab, carriage return, or their
-  full-width forms) gets a leading ``'``, as OWASP recommends; plain numbers stay numbers.
-  :func:`rewrite_csv` does the same to a CSV another program wrote (nbgrader's ``grades.csv``).
+  full-width forms) gets a leading ``'``, as OWASP recommends; plain numbers stay numbers
+  (nbgrader's ``grades.csv`` is read back and written so, with its extra columns).
 - :func:`printable_block` is :func:`printable` keeping line breaks and tabs, for logs.
 """
 from __future__ import annotations
@@ -79,9 +79,3 @@ def write_csv(path: Path, header: list[str], rows: Iterable[Iterable]) -> None:
         for row in rows:
             writer.writerow([csv_cell(cell) for cell in row])
 
-
-def rewrite_csv(path: Path) -> None:
-    """Rewrite a CSV file another program wrote with every cell through :func:`csv_cell`."""
-    with open(path, newline="", encoding="utf-8", errors="surrogateescape") as handle:
-        header, *rows = list(csv.reader(handle)) or [[]]
-    write_csv(path, header, rows)

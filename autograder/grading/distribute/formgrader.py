@@ -5,9 +5,9 @@ starts in, and refuses a course root outside the server's root. So the server st
 whose ``nbgrader_config.py`` (written here) makes ``DIR`` the course root: ``DIR/gradebook.db``,
 ``DIR/autograded/``, ``DIR/feedback/`` and ``DIR/release/`` (the assignments as graded) are
 nbgrader's defaults there, and ``solutions/`` of the course is the source directory.
-``DIR/submitted`` is a view of the submissions last graded into ``DIR`` (symbolic links, made by
-``course grade``: :func:`link_submitted`), so the formgrader counts them; nothing of them is
-copied or written.
+``DIR/submitted`` is a view of the submissions last graded into ``DIR``: their staged copies,
+under the ids they were graded as (written by ``course grade``: :func:`show_in_view`), so the
+formgrader counts them, and its own autograde reads what grading read, never a student's folder.
 """
 from __future__ import annotations
 
@@ -16,10 +16,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from nbgrader.utils import parse_utc
 
 from autograder.grading.course import REPO_ROOT
-from autograder.grading.defaults import GRADEBOOK_FILE, SOURCE_DIR, STUDENT_ID
+from autograder.grading.defaults import GRADEBOOK_FILE, SOURCE_DIR
 
 # The JupyterLab set-ups of the course: students' hides nbgrader's instructor tools.
 JUPYTER_CONFIG = REPO_ROOT / "jupyter-config"
@@ -39,6 +38,7 @@ c.CourseDirectory.root = {root!r}
 c.CourseDirectory.source_directory = {source!r}
 c.CourseDirectory.release_directory = "release"
 c.CourseDirectory.submitted_directory = "submitted"  # a view of the class's submissions
+c.HTMLExporter.sanitize_html = True  # a submission's HTML outputs never run in this server
 '''
 
 
@@ -67,51 +67,36 @@ def write_course_config(out: Path, root: Path = REPO_ROOT) -> Path:
     return path
 
 
-VIEW_MARK = ".submitted-view"  # in a submitted/ made by link_submitted (so it may be replaced)
+VIEW_MARK = ".submitted-view"  # in a submitted/ made by course grade (so it may be replaced)
 
 
-def link_submitted(out: Path, submitted: Path) -> Path | None:
-    """Make ``out/submitted`` nbgrader's view of ``submitted``, the class just graded into ``out``,
-    and return it: each ``<student>/<assignment>`` folder as a symbolic link to the submitted one,
-    or, where its ``timestamp.txt`` is not a time nbgrader reads (the formgrader's pages would
-    fail on it; grading leaves it out too), as a folder of links to its other files. Folders that
-    are symbolic links, or whose name cannot be a student id, are left out, as grading leaves
-    them. A view made before is replaced; a real folder there (``course demo`` builds its class
-    in ``out/submitted``) is left as it is, and None returned."""
-    view, source = Path(out) / "submitted", Path(submitted).resolve()
-    if view.resolve() == source:
-        return view
-    if view.exists() or view.is_symlink():
-        if not (view / VIEW_MARK).is_file():
-            return None
-        shutil.rmtree(view)  # its links and folders: rmtree never follows a link
-    view.mkdir(parents=True)
-    (view / VIEW_MARK).write_text(f"Made by `course grade`: links to {source}\n")
-    for folder in sorted(source.glob("*/*")):
-        if folder.is_symlink() or folder.parent.is_symlink() or not folder.is_dir() or \
-                not STUDENT_ID.fullmatch(folder.parent.name):
-            continue
-        dest = view / folder.parent.name / folder.name
-        dest.parent.mkdir(exist_ok=True)
-        if _readable_timestamp(folder / "timestamp.txt"):
-            dest.symlink_to(folder, target_is_directory=True)
-            continue
-        dest.mkdir()
-        for entry in folder.iterdir():
-            if entry.name != "timestamp.txt":
-                (dest / entry.name).symlink_to(entry)
+def submitted_view(out: Path, submitted: Path) -> Path | None:
+    """``out/submitted``, nbgrader's view of the class graded into ``out`` (made if missing):
+    what :func:`show_in_view` puts there. None where ``out/submitted`` is the graded class itself
+    (``course demo`` builds its class there) or a folder ``course grade`` did not make."""
+    view = Path(out) / "submitted"
+    if view.is_symlink() or view.resolve() == Path(submitted).resolve() or \
+            (view.exists() and not (view / VIEW_MARK).is_file()):
+        return None
+    view.mkdir(parents=True, exist_ok=True)
+    (view / VIEW_MARK).write_text("Made by `course grade`: the staged copies of the submissions, "
+                                  "under the ids they were graded as\n")
     return view
 
 
-def _readable_timestamp(path: Path) -> bool:
-    """Whether ``path`` is absent or a ``timestamp.txt`` nbgrader's formgrader reads."""
-    if not path.exists() and not path.is_symlink():
-        return True
-    try:
-        return path.is_file() and not path.is_symlink() and path.stat().st_size < 200 and \
-            parse_utc(path.read_text().strip()) is not None
-    except Exception:  # ValueError, UnicodeDecodeError, OSError, OverflowError...
-        return False
+def show_in_view(view: Path, student_id: str, assignment_id: str, staged: Path | None) -> None:
+    """Put a submission into the view as grading staged it, replacing what was there: a copy of
+    ``staged`` (regular files only: notebooks read safely and normalized, a ``timestamp.txt``
+    nbgrader reads, never a link), under ``student_id``, the id it was graded as (a safe id,
+    :mod:`~.intake.student_ids`); ``staged`` None removes it. Never the submitted folder itself:
+    the formgrader's autograde would follow what a student put there."""
+    dest = view / student_id / assignment_id
+    if dest.is_symlink():
+        dest.unlink()
+    elif dest.exists():
+        shutil.rmtree(dest)
+    if staged is not None:
+        shutil.copytree(staged, dest, symlinks=True)
 
 
 def lab_argv(out: Path, extra: list[str]) -> list[str]:

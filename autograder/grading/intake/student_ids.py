@@ -4,7 +4,10 @@ nbgrader puts student ids into file patterns and paths, so a folder named ``jane
 ``o'neil``, ``lee (2)`` or ``kim[2]`` (as LMS exports and browsers name them) cannot be its own id.
 Such a folder gets a safe id: its name made of the characters nbgrader takes, then ``-`` and the
 first 8 hex digits of the SHA-256 of the name (``jane_doe-1f0c3e2a``); an id taken already gets
-more digits. A folder whose name nbgrader can use keeps it, unless an earlier folder holds that id.
+more digits. A folder whose name nbgrader can use keeps it, unless an earlier folder holds that id
+or the name has the shape of a safe id (``<slug>-<8 or more hex digits>``): such a name gets a safe
+id of its own, so that no folder can be named after another's id and take it (the ids stay the
+same even where ``student_ids.csv`` is lost).
 
 The mapping lives in the output folder, ``student_ids.csv`` (:attr:`~.layout.OutputLayout.student_ids`):
 one row per folder ever graded there, ``folder`` (the name, escaped as every report cell is),
@@ -24,6 +27,8 @@ from autograder.grading.layout import gradebook_lock
 from autograder.grading.report_text import csv_cell, printable, write_csv
 
 HEADER = ["folder", "student_id", "folder_hex"]
+# The shape of a derived id (derived_id): a folder named so never keeps its name as its id.
+DERIVED = re.compile(r".*-[0-9a-f]{8,}(-\d+)?")
 
 
 class StudentIdsError(ValueError):
@@ -112,7 +117,7 @@ def _assign(names: list[str], known: dict[str, str]) -> dict[str, str]:
     taken = set(known.values())
     new = sorted(set(names) - known.keys())
     for name in new:
-        if STUDENT_ID.fullmatch(name) and name not in taken:
+        if STUDENT_ID.fullmatch(name) and name not in taken and not DERIVED.fullmatch(name):
             ids[name] = name
             taken.add(name)
     for name in new:

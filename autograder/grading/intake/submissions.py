@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.grading.defaults import MAX_OTHER_FILES_BYTES
+from autograder.grading.defaults import MAX_OTHER_FILES_BYTES, MAX_TIMESTAMP_BYTES
 from autograder.grading.intake.reading import (
     FileTooLarge,
     UnreadableNotebook,
@@ -47,6 +47,7 @@ class Submission:
     notebooks: dict[str, Path] = field(default_factory=dict)
     problems: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    review: list[str] = field(default_factory=list)  # for a person to check; scores unchanged
 
     @property
     def key(self) -> str:
@@ -183,6 +184,9 @@ def stage(sub: Submission, staged_root: Path, release_dir: Path | None = None) -
     dest.mkdir(parents=True)
     budget = MAX_OTHER_FILES_BYTES
     for path in sorted(sub.folder.iterdir()):
+        if path.name == "timestamp.txt" and (path.is_symlink() or not path.is_file()):
+            sub.review.append(TIMESTAMP_LEFT_OUT.format(why="not a regular file"))
+            continue
         if path.suffix == ".ipynb" or path.is_dir() and not path.is_symlink():
             continue
         shown = printable(path.name)
@@ -196,7 +200,8 @@ def stage(sub: Submission, staged_root: Path, release_dir: Path | None = None) -
             sub.notes.append(f"left out '{shown}' ({error})")
             continue
         if path.name == "timestamp.txt" and not _nbgrader_timestamp(data):
-            sub.notes.append("left out 'timestamp.txt' (not a time nbgrader can read)")
+            sub.review.append(TIMESTAMP_LEFT_OUT.format(why="not a time nbgrader can read, or "
+                                                            f"over {MAX_TIMESTAMP_BYTES} bytes"))
             continue
         budget -= len(data)
         (dest / path.name).write_bytes(data)
@@ -237,10 +242,20 @@ def staged_notebook(path: Path, released: Path | None) -> tuple:
     return nb, notes + neutralize_markers(nb)
 
 
+# A timestamp.txt the submission's own folder holds is the student's word (``nbgrader collect``
+# writes it from the exchange; an LMS download or a shared drive lets the student write it): one
+# that cannot be read is left out and flagged, since without it no late penalty applies.
+TIMESTAMP_LEFT_OUT = ("timestamp.txt left out ({why}): the time of submission is unknown, so no "
+                      "late penalty was applied; check when it was submitted")
+
+
 def _nbgrader_timestamp(data: bytes) -> bool:
-    """Whether nbgrader can read ``data`` as the contents of a ``timestamp.txt``."""
+    """Whether nbgrader can read ``data`` as the contents of a ``timestamp.txt`` (at most
+    :data:`~.defaults.MAX_TIMESTAMP_BYTES`: dateutil's parser takes minutes on megabytes)."""
     from nbgrader.utils import parse_utc
 
+    if len(data) > MAX_TIMESTAMP_BYTES:
+        return False
     try:
         text = data.decode("utf-8").strip()
         return not text or parse_utc(text) is not None

@@ -2,9 +2,10 @@
 :func:`autograder.grading.configure.configure`."""
 from __future__ import annotations
 
+import bleach
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
-from nbgrader.utils import is_grade
+from nbgrader.utils import is_grade, is_locked
 from traitlets import Integer
 
 from autograder.grading.defaults import TF_LOG_LINE
@@ -127,4 +128,45 @@ class LimitOutputSize(NbGraderPreprocessor):
                 note = f"[output of {size:,} bytes removed: larger than {self.max_bytes:,} bytes]\n"
                 cell.outputs[index] = nbformat.v4.new_output(
                     "stream", name=output.get("name", "stdout"), text=note)
+        return cell, resources
+
+
+# What SanitizeHTML keeps of a submission's HTML (bleach's defaults, and what notebooks show).
+HTML_TAGS = [*bleach.ALLOWED_TAGS, "div", "span", "pre", "code", "p", "br", "hr", "h1", "h2", "h3",
+             "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "img", "sup", "sub"]
+HTML_ATTRIBUTES = {**bleach.ALLOWED_ATTRIBUTES, "*": ["class"], "img": ["src", "alt", "width", "height"]}
+
+
+def clean_html(text: str) -> str:
+    """``text`` with only :data:`HTML_TAGS` and :data:`HTML_ATTRIBUTES` left as HTML (links and
+    images by http, https or data URLs), everything else escaped."""
+    return bleach.clean(text, tags=HTML_TAGS, attributes=HTML_ATTRIBUTES,
+                        protocols=["http", "https", "data"])
+
+
+class SanitizeHTML(NbGraderPreprocessor):
+    """Make a submission's HTML inert in the autograded notebook, which the formgrader shows on
+    the instructor's Jupyter server (a student's ``<img onerror=...>`` or ``<script>`` would run
+    there, with the instructor's session) and feedback shows to the student.
+
+    bleach's allow-list (:data:`HTML_TAGS`, the tags of notebook output and markdown, tables as
+    pandas writes them, images; no attribute that runs code, no ``javascript:`` link; the rest is
+    escaped, and cleaning twice changes nothing) on the markdown cells a student can edit and on
+    every HTML and SVG output; JavaScript outputs are replaced by a note. nbgrader's formgrade
+    template renders markdown cells without nbconvert's ``sanitize_html``, so the cells themselves
+    are cleaned here."""
+
+    note = "[JavaScript output removed: it would run in the formgrader]\n"
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if cell.cell_type == "markdown" and "<" in cell.source and not is_locked(cell):
+            cell.source = clean_html(cell.source)
+        for index, output in enumerate(cell.get("outputs", [])):
+            data = output.get("data", {})
+            if "application/javascript" in data:
+                cell.outputs[index] = nbformat.v4.new_output("stream", name="stdout", text=self.note)
+                continue
+            for kind in ("text/html", "image/svg+xml"):
+                if isinstance(data.get(kind), str):
+                    data[kind] = clean_html(data[kind])
         return cell, resources

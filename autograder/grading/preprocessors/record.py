@@ -41,7 +41,10 @@ class ReuseOutputs(NbGraderPreprocessor):
                     cell.metadata[VERDICT_KEY] = True  # the grader's own words
             return nb, resources
         executed = nbformat.read(path, as_version=4)
-        if [c.source for c in executed.cells] != [c.source for c in nb.cells]:
+        # Code cells must match one to one; markdown may differ (SanitizeHTML, later in the same
+        # list, cleans it in the worker's run and again here, to the same text).
+        if [(c.cell_type, c.source if c.cell_type == "code" else "") for c in executed.cells] != \
+                [(c.cell_type, c.source if c.cell_type == "code" else "") for c in nb.cells]:
             raise ValueError(f"executed notebook {path} does not match the submission's cells")
         for cell, done in zip(nb.cells, executed.cells):
             cell.metadata.pop(VERDICT_KEY, None)  # the submission's own, if any: never trusted

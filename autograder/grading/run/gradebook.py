@@ -77,7 +77,7 @@ def _collect_one(gb, sub: Submission, layout: OutputLayout,
     for notebook in gb.find_assignment(sub.assignment_id).notebooks:
         grade = NotebookGrade(sub.student_id, sub.assignment_id, notebook.name,
                               notes=list(sub.notes), failures=list(record.get("failures", [])),
-                              folder=sub.folder.parent.name)
+                              folder=sub.folder.parent.name, review=list(sub.review))
         grade.problem = sub.problems.get(notebook.name) or run_problem or None
         grade.outcome = _recorded_outcome(record) if run_problem else Outcome.GRADED
         if notebook.name in sub.problems:
@@ -103,7 +103,8 @@ def _collect_one(gb, sub: Submission, layout: OutputLayout,
         grade.scores = _in_notebook_order(grade.scores, released, {} if orders is None else orders)
         grade.executed = notebook.name in sub.notebooks and notebook.name not in sub.problems
         if grade.executed:  # never raises: what cannot be scanned is a flag
-            grade.restored, grade.review = review_submission(sub.notebooks[notebook.name], released)
+            grade.restored, flags = review_submission(sub.notebooks[notebook.name], released)
+            grade.review += flags
         path = folder / f"{notebook.name}.ipynb"
         if path.exists():
             try:

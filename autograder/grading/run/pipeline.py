@@ -34,6 +34,7 @@ from autograder.grading.analysis.similarity import compare_class, summary_lines,
 from autograder.grading.configure import configure_late_penalty
 from autograder.grading.course import REPO_ROOT, assignments, demo_cell_hashes, graded_cells_in_order
 from autograder.grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB, SOURCE_DIR
+from autograder.grading.distribute.formgrader import show_in_view, submitted_view
 from autograder.grading.distribute.release import due_dates, release
 from autograder.grading.exports.lms import write_lms_exports
 from autograder.grading.failures import Outcome
@@ -207,6 +208,18 @@ class ClassGrading:
                     (self.sandbox and not last.get("sandboxed", True)) or \
                     last.get("late") != self._late_key(sub):
                 self.todo[sub.key] = sub
+        self._update_view(subs)
+
+    def _update_view(self, subs: list[Submission]) -> None:
+        """``out/submitted``, what the formgrader sees (:func:`~.distribute.formgrader.show_in_view`):
+        each staged submission as staged, under the id it is graded as; the others taken out."""
+        with gradebook_lock(self.layout.out):  # two runs on one folder write it one at a time
+            view = submitted_view(self.layout.out, self.submitted_dir)
+            for sub in subs if view is not None else []:
+                if not student_id_problem(sub.student_id):
+                    staged = self._staged(sub)
+                    show_in_view(view, sub.student_id, sub.assignment_id,
+                                 staged if sub.key in self.fingerprints else None)
 
     def execute(self, workers: int, scheduler: str | None = None, progress: bool = True) -> None:
         """Grade every submission to grade as a :class:`~.jobs.job.Job` on Dask (:mod:`.jobs.cluster`),
