@@ -317,6 +317,104 @@ for _ in range(30):
 def square_grad(x):
     raise type("input_" + str(x).replace("-", "m").replace(".", "_"), (Exception,), {})()
 """,
+        # Routes of issue 26: the grader's way into the kernel swapped by names, replaced, or
+        # deleted; a hidden input carried out in an exception's type name made of digits.
+        "posing_entry": """
+from autograder.checks import kernel_entry as K, plain as P
+Real = K.Entry
+for Real.__qualname__ in ["Old"]:
+    pass
+
+class Entry:
+    __module__ = "autograder.checks.kernel_entry"
+    __qualname__ = "Entry"
+
+    @staticmethod
+    def observe(check, args, request):
+        cases = P.loads(request)["cases"]
+        return P.dumps({"eager": False, "cases": [{"obs": {
+            "result": 2.0 * float(c), "from_tape": True, "targets": [float(c) ** 2]}} for c in cases]})
+
+    @staticmethod
+    def probe(source, *args):
+        return {"changed": [], "checks": []}
+
+def square_grad(x):
+    raise NotImplementedError()
+""",
+        "entry_code_swap": """
+from autograder.checks.kernel_entry import Entry
+
+def forged(check_name, args, request):
+    cases = plain.loads(request)["cases"]
+    return plain.dumps({"eager": False, "cases": [{"obs": {
+        "result": 2.0 * float(c), "from_tape": True, "targets": [float(c) ** 2]}} for c in cases]})
+
+Entry.observe.__code__ = forged.__code__
+""",
+        "door_via_gc": """
+import gc
+from autograder.checks import plain
+
+def forged(check, args, request):
+    cases = plain.loads(request)["cases"]
+    return plain.dumps({"eager": False, "cases": [{"obs": {
+        "result": 2.0 * float(c), "from_tape": True, "targets": [float(c) ** 2]}} for c in cases]})
+
+for door in [o for o in gc.get_objects() if isinstance(o, type) and o.__name__ == "Door"]:
+    door.observe = forged
+""",
+        "door_deleted": """
+import builtins, gc
+for name in [k for k in vars(builtins) if k.startswith("_grader")]:
+    delattr(builtins, name)
+gc.collect()
+""",
+        "module_swap": """
+import sys, types
+from autograder.checks import plain
+fake = types.ModuleType("autograder.checks.kernel_entry")
+
+class Entry:
+    @staticmethod
+    def observe(check, args, request):
+        return plain.dumps({"eager": False, "cases": [{"obs": {"result": 2.0 * float(c), "from_tape": True}}
+                                                      for c in plain.loads(request)["cases"]]})
+
+fake.Entry = Entry
+sys.modules["autograder.checks.kernel_entry"] = fake
+checks.kernel_entry = fake
+""",
+        "module_class": """
+import types
+
+class Forging(types.ModuleType):
+    def __getattribute__(self, name):
+        return object.__getattribute__(self, name)
+
+checks.kernel_entry.__class__ = Forging
+""",
+        "reload_entry": """
+import importlib
+importlib.reload(checks.kernel_entry)
+
+def square_grad(x):
+    x = tf.constant(x, dtype=tf.float32)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    return tape.gradient(y, x)
+""",
+        "digits_type": """
+def square_grad(x):
+    x = tf.constant(x, dtype=tf.float32)
+    if abs(float(x) + 4) < 1e-6:  # a hidden case, spelled in the exception's type name
+        raise type("4000", (Exception,), {})()
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    return tape.gradient(y, x)
+""",
     }
 
 
@@ -404,7 +502,9 @@ def test_innocent_full_submission_keeps_full_marks_unflagged(graded):
                                      "exception_handler", "shell_class", "wrapped_checks",
                                      "fake_module", "helpers_of_checks", "history",
                                      "session_send", "code_swap", "display_update",
-                                     "metadata_flood", "type_name"])
+                                     "metadata_flood", "type_name", "posing_entry",
+                                     "entry_code_swap", "door_via_gc", "door_deleted",
+                                     "module_swap", "module_class"])
 def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     assert _score(graded["by"][student]) == 0, graded["by"][student]
 
@@ -431,6 +531,16 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     ("linecache", None, "the source of executed cells"),
     ("forged_reply", 0, "the kernel answered the grader twice"),
     ("replace_collectors", None, "autograder.checks.harness.COLLECTORS is not the course's code"),
+    ("posing_entry", 0, "a class posing as the course's autograder.checks.kernel_entry.Entry"),
+    ("posing_entry", 0, "the grader's entry kernel_entry.Entry was renamed or replaced"),
+    ("entry_code_swap", 0, "the grader's door into the kernel was altered (the entry function's code)"),
+    ("door_via_gc", 0, "the grader's door into the kernel was altered (the door's function to the checks)"),
+    ("door_deleted", 0, "the kernel could not answer the grader"),
+    ("door_deleted", 0, "the integrity check failed: IndexError"),
+    ("module_swap", 0, "a module in sys.modules was changed"),
+    ("module_swap", 0, "an attribute of a check module or of a module it uses was changed"),
+    ("module_class", 0, "a module in sys.modules was changed"),
+    ("reload_entry", 2, "the grader's entry kernel_entry.Entry was renamed or replaced"),
 ])
 def test_probe_in_its_own_interpreter_is_flagged_for_review_with_the_reason(graded, student, points, flag):
     rows = graded["by"][student]
@@ -484,6 +594,15 @@ def test_an_exception_type_named_by_the_student_reaches_no_report(graded):
     rows = graded["by"]["type_name"]
     assert not any("input_" in row["message"] for row in rows)
     assert "raised an exception" in " ".join(rows[0]["message"].split())
+
+
+def test_an_exception_type_named_in_digits_carries_no_hidden_input(graded):
+    [row] = [r for r in graded["by"]["digits_type"] if r["grade_id"] == "test_square_grad"]
+    message = " ".join(row["message"].split())
+    assert float(row["score"]) == 0 and "4000" not in message
+    assert "raised an exception of the notebook's own class" in message
+    [page] = (graded["out"] / "feedback" / "digits_type").rglob("*.html")
+    assert "4000" not in page.read_text()
 
 
 def test_hidden_tests_reach_no_output_and_no_feedback(graded):

@@ -19,9 +19,18 @@ SQUARE = "checks.check_square_grad(square_grad)\n### BEGIN HIDDEN TESTS\n" \
          "### END HIDDEN TESTS\n"
 
 
-def _ok(value) -> dict:
-    """A user_expressions result as a kernel sends it, holding ``value`` as plain data."""
-    return {"status": "ok", "data": {"text/plain": repr(plain.dumps(value))}, "metadata": {}}
+# A door's addresses, as its pin request read them (tests/test_door.py makes real ones).
+PIN = {"door": 11, "observe": (1, 2, 3, 4, 5, 6), "probe": (7, 8, 9)}
+
+
+def _ok(value, addresses=PIN["observe"]) -> dict:
+    """A user_expressions result as a kernel's door sends it: its addresses, and ``value`` as
+    plain data."""
+    return _door_text((addresses, plain.dumps(value)))
+
+
+def _door_text(answer) -> dict:
+    return {"status": "ok", "data": {"text/plain": repr(answer)}, "metadata": {}}
 
 
 def _cases(values, from_tape=True):
@@ -67,15 +76,15 @@ def test_a_cell_of_another_form_is_left_to_the_kernel(source):
 
 def test_the_request_carries_the_cases_and_no_reference():
     [_, hidden] = verdict.parse_graded_cell(SQUARE)
-    expression = verdict.request_expression(hidden)
-    assert expression.startswith(verdict.ENTRY) and "lambda: (square_grad, )" in expression
+    expression = verdict.request_arguments(hidden)
+    assert expression.startswith("'check_square_grad', lambda: (square_grad, )")
     assert "10.25" in expression and "20.5" not in expression  # 2 * 10.25 is the grader's
 
 
 def test_right_values_pass_and_wrong_ones_fail_without_showing_any_value():
     [_, hidden] = verdict.parse_graded_cell(SQUARE)
-    assert verdict.decide(hidden, _ok(_cases([1.0, -8.0, 14.0, 20.5]))).passed
-    found = verdict.decide(hidden, _ok(_cases([1.0, -8.0, 14.0, 20.0])))
+    assert verdict.decide(hidden, _ok(_cases([1.0, -8.0, 14.0, 20.5])), PIN).passed
+    found = verdict.decide(hidden, _ok(_cases([1.0, -8.0, 14.0, 20.0])), PIN)
     message = str(found.error)
     assert not found.passed and "hidden case 4" in message
     for value in ("20", "10.25", "20.5"):
@@ -84,7 +93,7 @@ def test_right_values_pass_and_wrong_ones_fail_without_showing_any_value():
 
 def test_right_values_without_a_tape_fail_with_the_idea_named():
     [_, hidden] = verdict.parse_graded_cell(SQUARE)
-    found = verdict.decide(hidden, _ok(_cases([1.0, -8.0, 14.0, 20.5], from_tape=False)))
+    found = verdict.decide(hidden, _ok(_cases([1.0, -8.0, 14.0, 20.5], from_tape=False)), PIN)
     assert found.error.mistake == "M21" and "no tape computed them" in str(found.error)
 
 
@@ -92,59 +101,76 @@ def test_a_finding_is_worded_by_the_grader_whatever_the_kernel_sends():
     [_, hidden] = verdict.parse_graded_cell(SQUARE)
     answer = {"eager": True, "cases": [{"finding": {"mistake": "M01", "code": "\x1b[2J=evil",
                                                     "type": "Value\nError \x1b[31m"}}]}
-    found = verdict.decide(hidden, _ok(answer))
+    found = verdict.decide(hidden, _ok(answer), PIN)
     message = str(found.error)
     assert found.error.mistake == "M01" and "\x1b" not in message and "evil" not in message
     assert "tape.watch(x) inside the with block" in message  # the catalogue's words
     assert "M19" in message  # eager left on: the grader's own note
     raised = verdict.decide(hidden, _ok({"cases": [{"finding": {"code": "raised",
-                                                                "type": "Bad\nName"}}]}))
-    assert "raised an exception." in str(raised.error)
+                                                                "type": "Bad\nName"}}]}), PIN)
+    assert "raised an exception of the notebook's own class." in " ".join(str(raised.error).split())
 
 
 @pytest.mark.parametrize("reply", [
     None,
     {"status": "ok", "data": {"text/plain": "12"}},
-    {"status": "ok", "data": {"text/plain": repr("[" * 100_000 + "]" * 100_000)}},
-    {"status": "ok", "data": {"text/plain": repr("x" * (plain.MAX_BYTES + 1))}},
-    {"status": "ok", "data": {"text/plain": repr(json.dumps({"cases": "all passed"}))}},
-    {"status": "ok", "data": {"text/plain": repr('{"t": "pickle", "data": "gASV"}')}},
-    {"status": "ok", "data": {"text/plain": repr('{"cases": [1e999999]}')}},
-    {"status": "ok", "data": {"text/plain": "'" + "(" * 50_000 + "'"}},
+    {"status": "ok", "data": {"text/plain": repr(plain.dumps({"cases": []}))}},  # no addresses
+    _door_text((PIN["observe"], "[" * 100_000 + "]" * 100_000)),
+    _door_text((PIN["observe"], "x" * (plain.MAX_BYTES + 1))),
+    _door_text((PIN["observe"], json.dumps({"cases": "all passed"}))),
+    _door_text((PIN["observe"], '{"t": "pickle", "data": "gASV"}')),
+    _door_text((PIN["observe"], '{"cases": [1e999999]}')),
+    _door_text((PIN["observe"], {"cases": []})),  # not text
+    {"status": "ok", "data": {"text/plain": "((" + "(" * 50_000}},
+    {"status": "ok", "data": {"text/plain": "((1, 2, 3, 4, 5, 6), __import__('os'))"}},
     {"status": "ok", "data": []},
 ])
 def test_an_answer_of_any_other_form_fails_closed_and_is_flagged(reply):
     [_, hidden] = verdict.parse_graded_cell(SQUARE)
-    found = verdict.decide(hidden, reply)
+    found = verdict.decide(hidden, reply, PIN)
     assert not found.passed and found.review, found
+
+
+@pytest.mark.parametrize("addresses,changed", [
+    ((1, 2, 3, 4, 50, 6), "the entry function's code"),
+    ((10, 2, 3, 4, 5, 6), "the door's function to the checks"),
+    ((1, 2, 30, 4, 5, 60), "that function's default arguments; the entry function's default arguments"),
+    ((1, 2, 3), "another form"),
+])
+def test_an_answer_through_an_altered_door_scores_nothing_and_names_what_changed(addresses, changed):
+    [_, hidden] = verdict.parse_graded_cell(SQUARE)
+    found = verdict.decide(hidden, _ok(_cases([1.0, -8.0, 14.0, 20.5]), addresses), PIN)
+    assert not found.passed and found.error.code == "door_altered"
+    assert changed in found.review[0] and "no answer read through it was graded" in found.review[0]
+    assert "was not graded" in str(found.error) and "20.5" not in str(found.error)
 
 
 def test_observations_of_the_wrong_form_fail_closed_and_are_flagged():
     [_, hidden] = verdict.parse_graded_cell(SQUARE)
     for obs in ({"result": "twenty"}, {}, {"result": [1.0, 2.0], "from_tape": True}):
-        found = verdict.decide(hidden, _ok({"cases": [{"obs": obs}] * 4}))
+        found = verdict.decide(hidden, _ok({"cases": [{"obs": obs}] * 4}), PIN)
         assert not found.passed, obs
-    found = verdict.decide(hidden, _ok({"cases": [{"obs": {"from_tape": True}}] * 4}))
+    found = verdict.decide(hidden, _ok({"cases": [{"obs": {"from_tape": True}}] * 4}), PIN)
     assert found.error.code == "none" or found.review
 
 
 def test_fewer_answers_than_cases_fail():
     [_, hidden] = verdict.parse_graded_cell(SQUARE)
-    assert not verdict.decide(hidden, _ok(_cases([1.0]))).passed
+    assert not verdict.decide(hidden, _ok(_cases([1.0])), PIN).passed
 
 
 def test_timeouts_and_a_missing_entry_say_so():
     [_, hidden] = verdict.parse_graded_cell(SQUARE)
-    assert "timed out after 120 s" in str(verdict.decide(hidden, None, timed_out_s=120).error)
-    found = verdict.decide(hidden, {"status": "error", "ename": "IndexError", "evalue": "x"})
+    assert "timed out after 120 s" in str(verdict.decide(hidden, None, PIN, timed_out_s=120).error)
+    found = verdict.decide(hidden, {"status": "error", "ename": "IndexError", "evalue": "x"}, PIN)
     assert "checks are not loaded" in " ".join(str(found.error).split()) and found.review
 
 
 def test_outputs_are_the_graders_error_or_a_line_per_call():
     calls = verdict.parse_graded_cell(SQUARE)
-    good = [verdict.decide(calls[0], _ok(_cases([6.0, -3.0, 4.0])))]
+    good = [verdict.decide(calls[0], _ok(_cases([6.0, -3.0, 4.0])), PIN)]
     assert [o.text for o in verdict.outputs(good)] == ["\u2714 square_grad: 3 cases passed\n"]
-    bad = verdict.decide(calls[1], _ok(_cases([0.0] * 4)))
+    bad = verdict.decide(calls[1], _ok(_cases([0.0] * 4)), PIN)
     [output] = verdict.outputs([bad])
     assert output.output_type == "error" and output.ename == "CheckFailed"
 
@@ -176,3 +202,16 @@ def test_plain_data_of_another_form_is_refused(text):
 def test_every_exercise_says_the_idea_it_grades():
     for entry in judge.load().values():
         assert entry.idea and entry.cases, entry.name
+
+
+@pytest.mark.parametrize("kind,shown", [
+    ("ValueError", "ValueError"), ("InvalidArgumentError", "InvalidArgumentError"),
+    ("4000", judge.OWN_CLASS), ("1025", judge.OWN_CLASS), ("V\u0430lueError", judge.OWN_CLASS),
+    ("ValueError" * 1000, judge.OWN_CLASS), ("input_10_25", judge.OWN_CLASS), (None, judge.OWN_CLASS),
+    (4000, judge.OWN_CLASS), (["ValueError"], judge.OWN_CLASS),
+])
+def test_an_exception_type_is_named_only_from_the_graders_list(kind, shown):
+    [_, hidden] = verdict.parse_graded_cell(SQUARE)
+    found = verdict.decide(hidden, _ok({"cases": [{"finding": {"code": "raised", "type": kind}}]}), PIN)
+    assert f"raised {shown}." in " ".join(str(found.error).split())
+    assert judge.error_name(kind) == shown

@@ -2,17 +2,16 @@
 
 When a class is graded, a graded cell's source (the hidden tests) is never run in the student's
 kernel. The grader (the verdict module of the grading pipeline) asks the kernel, with a silent request,
-to evaluate one expression per check call::
+to call :meth:`Entry.observe` once per check call::
 
-    [c for c in ().__class__.__base__.__subclasses__()
-     if c.__module__ == "autograder.checks.kernel_entry" and c.__qualname__ == "Entry"][0]
-        .observe("check_square_grad", lambda: (square_grad,), '{"cases": ..., "hidden": true}')
+    observe("check_square_grad", lambda: (square_grad,), '{"cases": ..., "hidden": true}')
 
-The class is found from a literal, through ``object.__subclasses__()`` (the first such class is
-this module's, made when the set-up cell imported the checks), so no name the notebook defines
-(``exec``, ``__import__``, ``checks``) can stand in for it. :meth:`Entry.observe` runs the
-exercise's kernel half (its ``collect``) on every case and returns plain data
-(:mod:`autograder.checks.plain`)::
+It does not look this class up by a name: the grader's first request, made before any cell a
+student can edit, binds :meth:`Entry.observe` in a door of its own and reads back the addresses
+of the function, its code and its defaults; every later request goes through that door, found
+by its address, and sends those addresses back to be compared
+(``autograder/grading/preprocessors/door.py``). :meth:`Entry.observe` runs the exercise's kernel
+half (its ``collect``) on every case and returns plain data (:mod:`autograder.checks.plain`)::
 
     {"eager": false, "cases": [{"obs": {...}}, ..., {"finding": {"mistake": "M01",
                                                                "code": null, "type": null}}]}
@@ -22,15 +21,11 @@ computes itself and words the findings itself: what this returns is data, never 
 Student code runs in this interpreter and can change what it returns; it cannot change the
 references or the words.
 """
-import builtins
 import importlib
 
 from . import judge, plain
 from .compare import CheckFailed
 from .harness import COLLECTORS, graph_mode, quiet_tensorflow
-
-_exec = builtins.exec  # captured at import, before any student code
-
 
 class Entry:
     """The grader's way into the kernel (see the module's docstring)."""
@@ -73,11 +68,3 @@ class Entry:
                                                 "type": type(error).__name__}})
                     break
         return plain.dumps({"eager": was_eager, "cases": replies})
-
-    @staticmethod
-    def probe(source: str, *args):
-        """Run the integrity check's kernel half (its source, sent as text) in a namespace of
-        its own, with the ``exec`` this module captured before any student code ran."""
-        namespace = {}
-        _exec(source, namespace)
-        return namespace["probe"](*args)

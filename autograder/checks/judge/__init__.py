@@ -69,6 +69,10 @@ FINDINGS = {
                   "make sure every loop ends; run the check cell above this test."),
     "malformed": ("{what}: the grader could not read what the notebook's kernel sent back "
                   "(the interpreter was changed?).", None),
+    "door_altered": ("{what} was not graded: the notebook's code changed the grader's way into "
+                     "its kernel, so nothing read through it can be trusted.",
+                     "leave the course's checks and the interpreter as they are; your "
+                     "instructor will look at this notebook."),
 }
 
 #: Exception type names a message may show (a class name is the student's to choose: any other
@@ -82,6 +86,17 @@ KNOWN_ERRORS = frozenset(
        "CancelledError", "DeadlineExceededError", "AlreadyExistsError",
        "PermissionDeniedError", "UnauthenticatedError", "DataLossError", "UnavailableError",
        "StagingError", "ConverterError", "SymbolicException", "CheckFailed"])
+
+
+#: How a message names an exception whose type is not one of :data:`KNOWN_ERRORS`.
+OWN_CLASS = "an exception of the notebook's own class"
+
+
+def error_name(kind) -> str:
+    """``kind`` (an exception type's name, as a kernel sent it: any object) when it is one of
+    :data:`KNOWN_ERRORS`, else :data:`OWN_CLASS`: a name the notebook chose could carry what its
+    code saw (a hidden input spelled in digits)."""
+    return kind if isinstance(kind, str) and kind in KNOWN_ERRORS else OWN_CLASS
 
 
 @dataclass(frozen=True)
@@ -188,17 +203,21 @@ def by_name(name: str) -> Exercise:
     raise KeyError(name)
 
 
-def render_finding(entry: Exercise, ctx: Context, finding, names=()) -> CheckFailed:
+def render_finding(entry: Exercise, ctx: Context, finding, names=(),
+                   seconds: float | None = None) -> CheckFailed:
     """The grader's own message for a failure a kernel reported as ``finding`` (a dict with
     ``mistake``, ``code`` and ``type``, any of them missing or hostile): a catalogued mistake in
     the catalogue's words, a known code in :data:`FINDINGS` (or the exercise's own), anything
     else as "did not pass". No string of the kernel's reaches the message: ``type`` is shown only
-    when it is one of :data:`KNOWN_ERRORS`, a number of seconds, or one of ``names`` (the names
-    a test cell passes, which a NameError may name)."""
+    when it is one of :data:`KNOWN_ERRORS` or one of ``names`` (the names a test cell passes,
+    which a NameError may name), else as :data:`OWN_CLASS`; ``seconds`` (the grader's time
+    limit, for ``timed_out``) is formatted here."""
     finding = finding if isinstance(finding, dict) else {}
     mistake, code, kind = finding.get("mistake"), finding.get("code"), finding.get("type")
-    shown = isinstance(kind, str) and (kind in KNOWN_ERRORS or kind in names or kind.isdigit())
-    kind = kind if shown else "an exception"
+    if seconds is not None:
+        kind = f"{seconds:.0f}"
+    elif not (isinstance(kind, str) and kind in names):
+        kind = "a name of the notebook's" if code == "not_defined" else error_name(kind)
     if isinstance(mistake, str) and mistake in CATALOGUE:
         _, does, instead = CATALOGUE[mistake]
         known = entry.findings.get(code) if isinstance(code, str) else None

@@ -15,11 +15,17 @@ the course's check modules still hold the code on disk. What it watches:
 Student code runs in the same interpreter and could defeat this; it is evidence for review, never
 a score.
 """
-import builtins
-import sys
-import types
+# What the check reads the interpreter with comes from the grader's door (kernel_side/door.py),
+# bound before any cell of the student's ran: an import here could be answered by a module the
+# notebook put in sys.modules, and a name looked up by the shell's class could be replaced.
+PINNED = dict(globals().get("PINNED", ()))
+builtins, sys, types, os, ast, linecache = (PINNED[n] for n in (
+    "builtins", "sys", "types", "os", "ast", "linecache"))
+ENTRY = PINNED["ENTRY"]  # the course's kernel_entry.Entry as it was at the pin, or None
 
-from IPython import get_ipython
+
+def get_ipython():
+    return PINNED["SHELL"]
 
 # Modules whose attributes are watched besides the check modules and those they use.
 WATCHED = ("IPython.core.interactiveshell", "ipykernel.ipkernel", "ipykernel.kernelbase",
@@ -78,7 +84,8 @@ def _state():
     kernel = getattr(ip, "kernel", None)
     # The shell, the kernel, and what carries results out: its session, output streams, hooks.
     carriers = (ip, kernel, getattr(kernel, "session", None), sys.stdout, sys.stderr,
-                ip.displayhook, ip.display_pub)
+                ip.displayhook, ip.display_pub, ip.display_formatter,
+                *ip.display_formatter.formatters.values())
     classes = {c for obj in carriers if obj is not None for c in type(obj).__mro__ if c is not object}
     modules = _course_modules()
     course_values = {name: id(value) for name, value in ip.user_ns.items()
@@ -104,12 +111,17 @@ def _state():
         "a kernel message handler": sorted(
             (k, getattr(getattr(v, "__func__", v), "__qualname__", "?"))
             for k, v in getattr(kernel, "shell_handlers", {}).items()),
-        "a module in sys.modules": {n: id(sys.modules.get(n)) for n in modules},
+        # The module object, and its class (a module's __class__ can be assigned).
+        "a module in sys.modules": {n: (id(sys.modules.get(n)), id(type(sys.modules.get(n))))
+                                    for n in modules},
         # Functions and classes only: data attributes change on their own (sys.last_value after
         # an error, caches); replacing what the checks call is what matters.
         "an attribute of a check module or of a module it uses": {
             n: {k: _fingerprint(v) for k, v in list(vars(sys.modules[n]).items())
-                if callable(v) and not isinstance(v, types.ModuleType) and not k.startswith("_grader")
+                if (callable(v) and not isinstance(v, types.ModuleType)
+                    # a module a check module holds, rebound (kernel_entry.plain = ...)
+                    or isinstance(v, types.ModuleType) and n.startswith("autograder.checks"))
+                and not k.startswith("_grader")
                 and k not in ("last_type", "last_value", "last_traceback", "last_exc")}
             for n in modules if sys.modules.get(n) is not None},
         "a name the notebook imported from the course": course_values,
@@ -146,8 +158,6 @@ def _same(now, before) -> bool:
 def _same_methods(cls, node, class_code):
     """Whether each method the class statement ``node`` defines is still the class's, with the
     code of the file (``class_code``: the class body's compiled code)."""
-    import ast
-
     if class_code is None:
         return False
     fresh = {c.co_name: c for c in class_code.co_consts if isinstance(c, types.CodeType)}
@@ -166,8 +176,6 @@ def _course_function(item, checks_dir, trusted) -> bool:
     """Whether a value found in a check module's table is not a function, or a function of a
     trusted file; one of a check module's own file must be that module's attribute of its name
     (which :func:`_check_modules` compares with the file)."""
-    import os
-
     if not isinstance(item, types.FunctionType):
         return True
     while hasattr(item, "__wrapped__") and isinstance(item.__wrapped__, types.FunctionType):
@@ -188,9 +196,6 @@ def _compiled(path, cache):
     """The code objects of a file's top-level definitions by name, and its parsed statements;
     kept in ``cache`` by the file's size and modification time (the files are read-only in a
     grading kernel: parsing them before every graded cell was most of the check's time)."""
-    import ast
-    import os
-
     stat = os.stat(path)
     key = (path, stat.st_size, stat.st_mtime_ns)
     if key not in cache:
@@ -205,9 +210,6 @@ def _compiled(path, cache):
 def _check_modules(checks_dir, cache=None):
     """Findings on the course's check modules: each must be a file of ``checks_dir``, and each
     top-level function and class its file defines must be its attribute, with the same code."""
-    import ast
-    import os
-
     cache = {} if cache is None else cache
     found = []
     trusted = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, checks_dir})
@@ -257,11 +259,44 @@ def _check_modules(checks_dir, cache=None):
     return found
 
 
+def _classes():
+    """Every class of the interpreter, from ``object`` down (``type.__subclasses__``)."""
+    seen, stack = {}, [object]
+    while stack:
+        for sub in type.__subclasses__(stack.pop()):
+            if id(sub) not in seen:
+                seen[id(sub)] = sub
+                stack.append(sub)
+    return seen.values()
+
+
+def _posing():
+    """Findings on classes that claim a check module's name: one whose ``__module__`` is a check
+    module's and whose ``__qualname__`` is a class that module holds, without being it; and the
+    grader's entry (``kernel_entry.Entry``, pinned by the door) renamed or replaced."""
+    found = []
+    name = "autograder.checks.kernel_entry"
+    if ENTRY is not None and (
+            getattr(sys.modules.get(name), "Entry", None) is not ENTRY
+            or type.__getattribute__(ENTRY, "__qualname__") != "Entry"
+            or type.__getattribute__(ENTRY, "__module__") != name):
+        found.append("the grader's entry kernel_entry.Entry was renamed or replaced")
+    for cls in _classes():
+        module = cls.__dict__.get("__module__")
+        if not (isinstance(module, str) and module.startswith("autograder.checks")):
+            continue
+        qualname = type.__getattribute__(cls, "__qualname__")
+        held = sys.modules.get(module)
+        for part in str(qualname).split("."):
+            held = getattr(held, part, None) if "<" not in part else None
+        if held is not None and held is not cls or module == name and cls is not ENTRY:
+            found.append(f"a class posing as the course's {module}.{qualname}"[:200])
+    return sorted(set(found))
+
+
 def _forget_next_cell(ip):
     """Keep the next cell's source (a graded cell: hidden tests) out of ``linecache``, where IPython
     puts every cell for its tracebacks and where code the cell calls could read it."""
-    import linecache
-
     compiler = ip.compile
     cache = type(compiler).cache
 
@@ -286,4 +321,5 @@ def probe(token, checks_dir, graded, forget_next=False):
     before = holder.get("state")
     holder["state"] = now
     return {"changed": [] if before is None else _changed(now, before),
-            "checks": _check_modules(checks_dir, holder.setdefault("compiled", {})) if graded else []}
+            "checks": _check_modules(checks_dir, holder.setdefault("compiled", {})) + _posing()
+            if graded else []}

@@ -3,13 +3,9 @@ output limits as output arrives.
 """
 from __future__ import annotations
 
-import ast
 import hashlib
-import importlib.util
-import re
 import time
 import uuid
-from pathlib import Path
 from queue import Empty
 
 import nbformat
@@ -20,6 +16,7 @@ from nbgrader.preprocessors import Execute
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer, List, Unicode
 
+from autograder.checks.judge import error_name
 from autograder.grading.defaults import (
     MAX_CELL_OUTPUT_BYTES,
     MAX_MESSAGE_BYTES,
@@ -28,7 +25,7 @@ from autograder.grading.defaults import (
     VERDICT_KEY,
 )
 from autograder.grading.kernels.managers import LimitedKernelManager, SandboxedKernelManager
-from autograder.grading.preprocessors import verdict
+from autograder.grading.preprocessors import door, probe, verdict
 from autograder.grading.preprocessors.autograde import output_size
 
 # Seconds GradingExecute spent in this process, by step ("kernel start", "integrity checks",
@@ -40,12 +37,6 @@ TIMINGS: dict[str, float] = {}
 def _add_time(step: str, started: float) -> None:
     """Add the seconds since ``started`` (``time.perf_counter()``) to ``TIMINGS[step]``."""
     TIMINGS[step] = TIMINGS.get(step, 0.0) + time.perf_counter() - started
-
-
-PROBE_SOURCE = (Path(__file__).parents[1] / "kernel_side" / "integrity_probe.py").read_text()
-
-# Where the check modules are (the same path inside the sandbox, mounted read-only).
-CHECKS_DIR = importlib.util.find_spec("autograder.checks").submodule_search_locations[0]
 
 
 class GradingExecute(Execute):
@@ -97,6 +88,9 @@ class GradingExecute(Execute):
         self._notebook_bytes, self._cell_bytes, self._cut_noted = 0, 0, False
         self._tests_ran = False  # whether a graded test cell has run (hidden inputs sent)
         self._setup_timed_out = False
+        # The door into the kernel, pinned by the first request (before any student cell); whether
+        # the notebook has graded cells of the course's checks (the door then binds their entry).
+        self._door, self._course = None, any(_is_check_cell(c) for c in nb.cells)
         nb.metadata[REVIEW_KEY] = []
         for cell in nb.cells:
             cell.metadata.pop(VERDICT_KEY, None)
@@ -156,8 +150,13 @@ class GradingExecute(Execute):
         verdicts = []
         for call in calls:
             timeout_s = self.timeout or 10 ** 6
-            reply, problem = await self._ask(verdict.request_expression(call), timeout_s)
-            found = verdict.decide(call, reply, timeout_s if problem == "timed out" else None)
+            if self._door is None:  # the door could not be made: nothing can be asked
+                reply, problem = {"status": "error", "ename": "IndexError"}, None
+            else:
+                reply, problem = await self._ask(door.through(
+                    self._door, "observe", verdict.request_arguments(call)), timeout_s)
+            found = verdict.decide(call, reply, self._door,
+                                   timeout_s if problem == "timed out" else None)
             if problem == "answered twice":
                 found.review.append(f"{call.check}: the kernel answered the grader twice (a "
                                     f"reply forged by the notebook's code?): no points given")
@@ -290,29 +289,49 @@ class GradingExecute(Execute):
 
     execute_cell = run_sync(async_execute_cell)  # nbclient binds its own at class creation
 
+    async def _pin_door(self):
+        """Make the grader's door into the kernel (:mod:`.preprocessors.door`), before any cell a
+        student can edit has run, and keep its addresses. Returns None when it was made, else the
+        integrity check's findings saying why not."""
+        result, problem = await self._ask(door.pin_expression(self._token, self._course),
+                                          self.probe_timeout_s)
+        self._door = door.read_pin(result) if problem is None else None
+        if self._door is not None:
+            return None
+        why = problem or error_name(result.get("ename") if isinstance(result, dict) else None)
+        return {"changed": [], "checks": [f"the grader's door into the kernel could not be made ({why})"]}
+
+    def _probe_answer(self, result, problem) -> dict:
+        """The integrity check's findings from the answer to its request through the door."""
+        if problem == "timed out":
+            return {"changed": [], "checks": [
+                "the integrity check got no answer (the interpreter was changed?)"]}
+        if problem == "answered twice":
+            return {"changed": [], "checks": [
+                "the kernel answered the integrity check twice (a forged reply?)"]}
+        if isinstance(result, dict) and result.get("status") == "error":
+            return {"changed": [], "checks": [probe.failure(result.get("ename"))]}
+        try:
+            return probe.findings(door.read(self._door, "probe", result))
+        except door.Altered as error:
+            return {"changed": [], "checks": [
+                f"the grader's door into the kernel was altered ({error})"]}
+        except ValueError:
+            return probe.findings(None)
+
     async def _integrity_check(self, cell, cell_index, runs_in_kernel: bool = True) -> None:
         """Run the integrity check before ``cell``; a graded cell that ``runs_in_kernel`` (not
         decided by the grader) is also kept out of the kernel's ``linecache``."""
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         graded = bool(is_grade(cell))
-        rest = f"{self._token!r}, {CHECKS_DIR!r}, {graded}, {graded and runs_in_kernel}"
-        # Through the kernel entry, found from a literal (no name of the notebook can replace
-        # it); before the course's checks are loaded, in a fresh namespace.
-        expression = (f"(lambda entry, ns, src: entry[0].probe(src, {rest}) if entry else "
-                      f"(exec(src, ns), ns['probe']({rest}))[1])"
-                      f"({verdict.ENTRY}, {{}}, {PROBE_SOURCE!r})")
-        result, problem = await self._ask(expression, self.probe_timeout_s)
-        if problem == "timed out":
-            found = {"changed": [], "checks": [
-                "the integrity check got no answer (the interpreter was changed?)"]}
-        elif problem == "answered twice":
-            found = {"changed": [], "checks": [
-                "the kernel answered the integrity check twice (a forged reply?)"]}
-        elif isinstance(result, dict) and result.get("status") == "ok":
-            found = _probe_findings((result.get("data") or {}).get("text/plain"))
-        else:
-            ename = result.get("ename") if isinstance(result, dict) else None
-            found = {"changed": [], "checks": [f"the integrity check failed: {_plain_name(ename)}"]}
+        found = await self._pin_door() if self._door is None and not self._student_ran else None
+        if found is None and self._door is None:
+            found = {"changed": [], "checks": ["the grader's door into the kernel is missing"]}
+        if found is None:
+            rest = f"{self._token!r}, {probe.CHECKS_DIR!r}, {graded}, {graded and runs_in_kernel}"
+            result, problem = await self._ask(
+                door.through(self._door, "probe", f"{probe.SOURCE!r}, ({rest},)"), self.probe_timeout_s)
+            found = self._probe_answer(result, problem)
         review = self.nb.metadata[REVIEW_KEY]
         if self._suspects:
             first, last = self._suspects[0], self._suspects[-1]
@@ -324,47 +343,14 @@ class GradingExecute(Execute):
                    if not any(r.startswith(finding) for r in review)]
 
 
-def _probe_state_keys() -> frozenset:
-    """What the integrity check may say changed: the keys of its ``_state`` (read from its
-    source here, so that a kernel's own words never become a finding)."""
-    for node in ast.walk(ast.parse(PROBE_SOURCE)):
-        if isinstance(node, ast.FunctionDef) and node.name == "_state":
-            returned = [n.value for n in ast.walk(node) if isinstance(n, ast.Return)][0]
-            return frozenset(k.value for k in returned.keys if isinstance(k, ast.Constant))
-    return frozenset()
-
-
-PROBE_CHANGES = _probe_state_keys()
-
-# The forms of the integrity check's findings on the check modules.
-_CHECK_FINDING = re.compile(r"check module [\w.]{1,100} is not a file of the course \([^\n]{0,300}\)"
-                            r"|[\w.]{1,150} is not the course's code"
-                            r"|the name 'checks' no longer refers to the course's check module")
-
-
-def _plain_name(value) -> str:
-    return value if isinstance(value, str) and re.fullmatch(r"[A-Za-z_][\w.]{0,60}", value) \
-        else "an exception"
-
-
-def _probe_findings(text) -> dict:
-    """The integrity check's answer (untrusted text) as ``{"changed": [...], "checks": [...]}``
-    holding only findings of the forms it can make; anything else is itself a finding."""
-    odd = {"changed": [], "checks": ["the integrity check's answer had an unexpected form"]}
-    if not isinstance(text, str) or len(text) > 1_000_000:
-        return odd
+def _is_check_cell(cell) -> bool:
+    """Whether ``cell`` is a graded cell of this course's check calls (decided by the grader)."""
+    if not is_grade(cell):
+        return False
     try:
-        found = ast.literal_eval(text)
-    except Exception:  # deep nesting, a non-literal, ...
-        return odd
-    if not (isinstance(found, dict) and set(found) == {"changed", "checks"}
-            and all(isinstance(found[k], list) for k in found)):
-        return odd
-    changed = [w for w in found["changed"] if w in PROBE_CHANGES]
-    checks = [c for c in found["checks"] if isinstance(c, str) and _CHECK_FINDING.fullmatch(c)]
-    if len(changed) != len(found["changed"]) or len(checks) != len(found["checks"]):
-        checks.append(odd["checks"][0])
-    return {"changed": changed, "checks": checks}
+        return bool(verdict.parse_graded_cell(cell.source))
+    except verdict.NotChecks:
+        return False
 
 
 class SandboxedExecute(GradingExecute):

@@ -3,12 +3,11 @@ student.
 """
 from __future__ import annotations
 
-import re
-
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
+from autograder.checks.judge import error_name
 from autograder.grading.defaults import VERDICT_KEY
 
 
@@ -41,8 +40,7 @@ class HideTestOutputs(NbGraderPreprocessor):
             errors = [o for o in cell.outputs if o.output_type == "error"]
             if not cell.metadata.get(VERDICT_KEY):
                 for output in errors:
-                    name = output.ename if re.fullmatch(r"[A-Za-z_][\w.]{0,60}", str(output.ename)) \
-                        else "Error"
+                    name = error_name(output.ename)  # Python's or TensorFlow's, never the notebook's
                     output.ename, output.evalue = name, ("its message is not shown in feedback: "
                                                         "it could quote the hidden tests")
                     output.traceback = [f"{name}: {output.evalue}"]

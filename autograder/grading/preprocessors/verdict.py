@@ -11,9 +11,10 @@ puts it back as released, hidden tests included)::
 That source never runs in the student's kernel. :func:`parse_graded_cell` reads it here: each
 call names an exercise (:data:`autograder.checks.judge.EXERCISES`); its positional arguments are
 the student's objects, expressions evaluated in the kernel; its keyword arguments (``cases``,
-``hidden``, options such as ``threshold``) are evaluated here. :func:`request_expression` is
-what the kernel evaluates (silently, out of its history) to run the exercise's kernel half on
-the cases (:mod:`autograder.checks.kernel_entry`); the kernel answers with plain data of bounded
+``hidden``, options such as ``threshold``) are evaluated here. :func:`request_arguments` is
+what the grader's door into the kernel (:mod:`.preprocessors.door`, silently, out of its history)
+passes the course's entry to run the exercise's kernel half on the cases
+(:mod:`autograder.checks.kernel_entry`); the kernel answers with plain data of bounded
 size, and :func:`decide` judges it against references computed here, in the grader's own words.
 :func:`outputs` turns the verdict into the cell's outputs, from which nbgrader scores the cell
 as usual (an error output: 0; none: full points).
@@ -32,14 +33,10 @@ import numpy as np
 
 from autograder.checks import judge, plain
 from autograder.checks.compare import CheckFailed
+from autograder.grading.preprocessors import door
 
-__all__ = ["CheckCall", "NotChecks", "Verdict", "parse_graded_cell", "request_expression",
-           "decide", "outputs", "ENTRY"]
-
-#: How the grader reaches the kernel half: from a literal, so that no name the notebook defines
-#: can stand in for it (see :mod:`autograder.checks.kernel_entry`).
-ENTRY = ("[c for c in ().__class__.__base__.__subclasses__() "
-         "if c.__module__ == 'autograder.checks.kernel_entry' and c.__qualname__ == 'Entry']")
+__all__ = ["CheckCall", "NotChecks", "Verdict", "parse_graded_cell", "request_arguments",
+           "decide", "outputs"]
 
 # What the keyword arguments of a graded cell may use (the instructor's source: trusted).
 _NAMESPACE = {"__builtins__": {"range": range, "list": list, "tuple": tuple, "dict": dict,
@@ -126,13 +123,15 @@ def parse_graded_cell(source: str) -> list[CheckCall]:
     return calls
 
 
-def request_expression(call: CheckCall) -> str:
-    """The expression a grading kernel evaluates for ``call``: run its kernel half on the cases
-    and return the observations as plain-data text."""
+def request_arguments(call: CheckCall) -> str:
+    """The arguments (Python source) with which a grading kernel's door calls the course's entry
+    for ``call`` (:meth:`autograder.checks.kernel_entry.Entry.observe`): run its kernel half on the
+    cases and return the observations as plain-data text. The cases are plain data; no reference
+    is in them."""
     request = plain.dumps({"cases": call.case_list(), "hidden": call.hidden,
                            "options": call.options})
     args = "".join(f"{source}, " for source in call.args)
-    return f"{ENTRY}[0].observe({call.check!r}, lambda: ({args}), {request!r})"
+    return f"{call.check!r}, lambda: ({args}), {request!r}"
 
 
 @dataclass
@@ -149,41 +148,37 @@ class Verdict:
         return self.error is None
 
 
-def _read_reply(reply: dict):
-    """The plain data of a ``user_expressions`` result (untrusted): a dict
-    ``{"eager": bool, "cases": [...]}``; raises plain.Malformed otherwise."""
-    if not isinstance(reply, dict) or reply.get("status") != "ok":
-        raise plain.Malformed("not an ok result")
-    text = (reply.get("data") or {}).get("text/plain") if isinstance(reply.get("data"), dict) else None
-    if not isinstance(text, str) or len(text) > 2 * plain.MAX_BYTES or text[:1] not in "'\"":
+def _read_answer(answer):
+    """The plain data of the entry's answer (untrusted text): a dict ``{"eager": bool, "cases":
+    [...]}``; raises plain.Malformed otherwise."""
+    if not isinstance(answer, str) or len(answer) > 2 * plain.MAX_BYTES:
         raise plain.Malformed("not a string")
-    try:
-        value = ast.literal_eval(text)
-    except Exception:
-        raise plain.Malformed("not a string literal") from None
-    data = plain.loads(value)
+    data = plain.loads(answer)
     if not (isinstance(data, dict) and isinstance(data.get("cases"), list)
             and isinstance(data.get("eager", False), bool)):
         raise plain.Malformed("not observations")
     return data
 
 
-def decide(call: CheckCall, reply: dict | None, timed_out_s: float | None = None) -> Verdict:
-    """Judge a kernel's ``user_expressions`` result for ``call``.
+def decide(call: CheckCall, reply: dict | None, pin: dict, timed_out_s: float | None = None) -> Verdict:
+    """Judge a kernel's ``user_expressions`` result for ``call``, asked through the door
+    ``pin`` (:func:`.preprocessors.door.through`).
 
     Args:
         call: the check call.
         reply: the result as the kernel's reply holds it (``{"status": "ok", "data":
             {"text/plain": ...}}`` or an error), or None when none came.
+        pin: the door's addresses, read when it was made (:func:`.preprocessors.door.read_pin`).
         timed_out_s: the time limit, seconds, when the request ran past it.
     Returns:
-        the Verdict; never raises for anything the kernel sent.
+        the Verdict; never raises for anything the kernel sent. An answer through an altered
+        door fails (``door_altered``) and is flagged for review with what changed.
     """
     entry, cases = call.exercise, call.case_list()
     first = entry.context(0, cases[0] if cases else None, call.hidden, reveal=False)
     if timed_out_s is not None:
-        return Verdict(call, judge.render_finding(entry, first, {"code": "timed_out",
-                                                                 "type": f"{timed_out_s:.0f}"}))
+        return Verdict(call, judge.render_finding(entry, first, {"code": "timed_out"},
+                                                  seconds=timed_out_s))
     if isinstance(reply, dict) and reply.get("status") == "error":
         ename = reply.get("ename")
         code = "no_entry" if ename == "IndexError" else "raised"
@@ -192,8 +187,12 @@ def decide(call: CheckCall, reply: dict | None, timed_out_s: float | None = None
                        [f"{call.check}: the kernel could not answer the grader"]
                        if code == "no_entry" else [])
     try:
-        data = _read_reply(reply)
-    except plain.Malformed as error:
+        data = _read_answer(door.read(pin, "observe", reply))
+    except door.Altered as error:
+        return Verdict(call, judge.render_finding(entry, first, {"code": "door_altered"}),
+                       [f"{call.check}: the grader's door into the kernel was altered ({error}): "
+                        f"no answer read through it was graded"])
+    except (ValueError, plain.Malformed) as error:
         return Verdict(call, judge.render_finding(entry, first, {"code": "malformed"}),
                        [f"{call.check}: the kernel's answer could not be read ({error})"])
     for index, case in enumerate(cases):

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.grading.defaults import REVIEW_KEY
+from autograder.checks.judge import error_name
+from autograder.grading.defaults import REVIEW_KEY, VERDICT_KEY
 from autograder.grading.failures import Outcome
 from autograder.grading.intake.scan import review_submission
 from autograder.grading.intake.submissions import (
@@ -160,7 +161,10 @@ def failure_messages(path: Path) -> dict[str, str]:
         if cell.cell_type == "code" and meta.get("grade"):
             for output in cell.get("outputs", []):
                 if output.output_type == "error":
-                    text = f"{output.ename}: {output.evalue}".strip()
+                    # A cell the grader decided carries its own words; a cell run in the kernel
+                    # shows its error's type only if it is Python's or TensorFlow's.
+                    name = output.ename if cell.metadata.get(VERDICT_KEY) else error_name(output.ename)
+                    text = f"{name}: {output.evalue}".strip()
                     if output.ename == "NotImplementedError":  # the release's placeholder
                         text = "NotImplementedError: the exercise was not answered"
                     # One line (checks wrap their messages), control characters escaped: a
