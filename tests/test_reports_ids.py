@@ -244,10 +244,14 @@ def test_counts_add_up_and_statuses_tell_the_zeros_apart(first):
                       "max_score", "folder", "status"]
 
 
+LOOKALIKE = "\u0430da"  # a Cyrillic a, then "da": it reads as "ada"
+
+
 @pytest.fixture(scope="module")
 def second(first):
     """A person grades jane's two cells in the formgrader's way; a new folder is named as jane's
-    id; the class is graded again with --force."""
+    id, another reads like ada's (LOOKALIKE, ada's notebook); the class is graded again with
+    --force."""
     from nbgrader.api import Gradebook
 
     course, notebook, submitted, out, (_, cells, _, _, ids_before) = first
@@ -259,6 +263,7 @@ def second(first):
         gb.db.commit()
     (submitted / jane / ASSIGNMENT).mkdir(parents=True)
     shutil.copy(submitted / "jane doe" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", submitted / jane / ASSIGNMENT)
+    shutil.copytree(submitted / "ada", submitted / LOOKALIKE)
     return jane, ids_before, _course_grade(submitted, out, course, "--force")
 
 
@@ -274,7 +279,7 @@ def test_manual_scores_survive_a_forced_regrade_and_reach_the_exports(first, sec
     with Gradebook(f"sqlite:///{first[3] / 'gradebook.db'}", COURSE_ID) as gb:
         assert gb.find_grade("explain", ASSIGNMENT, ASSIGNMENT, jane).manual_score == 1.5
     assert re.search(rf"^{jane} +jane doe +1/1 +1.5/2 +1/1 +1/1 +1/1 +5.5/6\b", proc.stdout, re.M)
-    assert re.search(r"robust / explain +2 graded \(0 with full points\), 4 need manual grading",
+    assert re.search(r"robust / explain +3 graded \(0 with full points\), 4 need manual grading",
                      summary), summary
 
 
@@ -284,14 +289,38 @@ def test_ids_stay_and_a_folder_named_as_a_taken_id_gets_another(second):
     assert newcomer != jane and newcomer == _hash_id(jane, jane)
     assert {g: cells[jane, g]["score"] for g in AUTOMATIC} == AUTOMATIC
     assert set(ids_before.splitlines()) < set(ids_after.splitlines())
-    assert _last_line(proc) == "9 notebooks (6 graded now, 0 unchanged since the last run, " \
-        "1 not submitted, 2 unreadable); 5 of the graded need manual grading", proc.stdout
+    assert _last_line(proc) == "10 notebooks (7 graded now, 0 unchanged since the last run, " \
+        "1 not submitted, 2 unreadable); 6 of the graded need manual grading", proc.stdout
+
+
+def test_a_folder_that_reads_like_a_classmates_shows_its_safe_id_everywhere(first, second):
+    # ada was graded before and keeps her id; LOOKALIKE gets a safe id (its slug in ASCII), and a
+    # note naming both folders, in the table and summary.txt; grades.csv and the LMS files give
+    # it under that id, never as a second "ada".
+    out = first[3]
+    _, _, (proc, cells, rows, summary, _) = second
+    safe = _hash_id("ada", LOOKALIKE)
+    assert read_ids(out / "student_ids.csv")[LOOKALIKE] == safe
+    assert (rows[LOOKALIKE]["student_id"], rows[LOOKALIKE]["raw_score"]) == (safe, "3.0")
+    assert rows["ada"]["student_id"] == "ada" and cells[LOOKALIKE, "test_square"]["student_id"] == safe
+    assert re.search(rf"^{safe} +{LOOKALIKE} +1/1 ", proc.stdout, re.M), proc.stdout
+    with open(out / "canvas_grades.csv", newline="") as handle:
+        canvas = [(r["Student"], r["SIS Login ID"]) for r in csv.DictReader(handle)]
+    with open(out / "moodle_grades.csv", newline="") as handle:
+        moodle = [r["Username"] for r in csv.DictReader(handle)]
+    assert (safe, safe) in canvas and ("ada", "ada") in canvas and safe in moodle and "ada" in moodle
+    assert not any(LOOKALIKE in cell for row in canvas for cell in row) and LOOKALIKE not in moodle
+    note = (f"folder '{LOOKALIKE}' ('\\u0430da') reads like folder 'ada' (the same Unicode "
+            f"confusable skeleton): graded as {safe} and ada")
+    assert f"  {safe} (folder '{LOOKALIKE}') / {ASSIGNMENT}: {note}" in summary, summary
+    assert f"  ada / {ASSIGNMENT}: folder 'ada' reads like folder '{LOOKALIKE}'" in summary
+    assert "mixes scripts in one name (Cyrillic, Latin)" in summary
 
 
 def test_a_run_with_nothing_changed_keeps_ids_and_manual_scores_and_counts_unchanged(first, second):
     course, _, submitted, out, _ = first
     proc, cells, rows, _, ids = _course_grade(submitted, out, course)
-    assert _last_line(proc) == "9 notebooks (0 graded now, 6 unchanged since the last run, " \
-        "1 not submitted, 2 unreadable); 5 of the graded need manual grading", proc.stdout
+    assert _last_line(proc) == "10 notebooks (0 graded now, 7 unchanged since the last run, " \
+        "1 not submitted, 2 unreadable); 6 of the graded need manual grading", proc.stdout
     assert ids == second[2][4]
     assert cells["jane doe", "explain"]["score"] == "1.5" and rows["jane doe"]["raw_score"] == "5.5"

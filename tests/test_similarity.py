@@ -2,19 +2,23 @@
 real nbformat notebooks, compared by the real copydetect: a planted copy is found and ranked
 first, two independent correct answers are not flagged, blank and broken notebooks are left out,
 a copied public solution is found, the report escapes what students chose, inputs stay as they
-were."""
+were; answers moved into new cells are compared as in the answer cells, copies of the release's
+code in new cells are not, and a notebook that scores with empty answer cells is noted."""
 import csv
 import hashlib
+import html as html_lib
 import json
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from autograder.grading.analysis.similarity import (
-    CSV_HEADER, THRESHOLD, Pair, answer_sources, compare_class, summary_lines,
+    CSV_HEADER, THRESHOLD, Pair, compare_class, summary_lines,
     write_similarity)
+from autograder.grading.analysis.student_code import EmptyAnswers, answer_sources, autograded_score, new_sources
+from autograder.grading.run.reports import class_summary
 
 # The default THRESHOLD (0.5) and k (25) come from this class: the planted copies score 0.96
 # (Carol), 0.83 (Frank, of the public solution) and 0.78 (Evil, two cells of three), the pairs
@@ -32,6 +36,12 @@ SIGNATURES = {
                     'mode, with a loop AutoGraph converts."""\n'),
 }
 STUB = "    # YOUR CODE HERE\n    raise NotImplementedError()"
+# Given code of the release, after the answers (data for a later exercise).
+GIVEN = """\
+rng = np.random.default_rng(0)
+points = rng.normal(size=(200, 2)).astype("float32")
+labels = (points[:, 0] * points[:, 1] > 0).astype("int32")
+print("points", points.shape, "share of positives", labels.mean())"""
 
 ALICE = {
     "square_grad": """\
@@ -157,9 +167,10 @@ EVIL_ANSWERS["sum_squares"] = """\
     return tf.reduce_sum(squares.stack())"""
 
 
-def notebook(answers: dict[str, str] | None) -> nbformat.NotebookNode:
-    """The assignment's notebook as nbgrader lays it out: given code, three answer cells (their
-    stubs where ``answers`` is None or has no entry), a graded test cell."""
+def notebook(answers: dict[str, str] | None, passed: bool | None = None) -> nbformat.NotebookNode:
+    """The assignment's notebook as nbgrader's autograde leaves it: given code, three answer
+    cells (their stubs where ``answers`` is None or has no entry), a graded test cell (1 point)
+    with an error output unless ``passed`` (default: whether ``square_grad`` is answered)."""
     answers = answers or {}
     cells = [new_markdown_cell("# Gradient tapes"), new_code_cell("import tensorflow as tf")]
     for gid, signature in SIGNATURES.items():
@@ -167,9 +178,12 @@ def notebook(answers: dict[str, str] | None) -> nbformat.NotebookNode:
         cell.metadata["nbgrader"] = {"grade": False, "grade_id": gid, "locked": False,
                                      "schema_version": 3, "solution": True, "task": False}
         cells.append(cell)
+    cells.append(new_code_cell(GIVEN))
     test = new_code_cell("assert float(square_grad(3.0)) == 6.0")
     test.metadata["nbgrader"] = {"grade": True, "grade_id": "test_square_grad", "locked": True,
                                  "points": 1, "schema_version": 3, "solution": False, "task": False}
+    if not (passed if passed is not None else "square_grad" in answers):
+        test.outputs = [new_output("error", ename="NotImplementedError", evalue="", traceback=[])]
     cells.append(test)
     return new_notebook(cells=cells)
 
@@ -274,12 +288,13 @@ def test_csv_holds_every_pair_ranked(graded, tmp_path):
     with open(csv_path, newline="", encoding="utf-8") as handle:
         header, *rows = list(csv.reader(handle))
     assert header == ["student_a", "student_b", "assignment_id", "similarity", "cells", "folder_a",
-                      "folder_b"] == CSV_HEADER
+                      "folder_b", "note"] == CSV_HEADER
     assert rows[0][:3] == ["alice", "carol", ASSIGNMENT]
     assert rows[0][4] == "square_grad; grads_xy; sum_squares"
     assert rows[2][:2] == ["bob", EVIL] and rows[2][4] == "square_grad; grads_xy"
     assert [row[:2] for row in rows] == [[p.student_a, p.student_b] for p in result.pairs]
     assert [float(row[3]) for row in rows] == [round(p.similarity, 3) for p in result.pairs]
+    assert {row[7] for row in rows} == {""}  # no notebook noted in this class
 
 
 def test_html_report_names_students_and_cells_and_escapes_them(graded, tmp_path):
@@ -373,3 +388,152 @@ def test_answer_sources_skips_malformed_cells():
     assert answer_sources({"cells": [good, *odd]}) == {"a": "x = 1\ny = 2\nagain"}
     for notebook_json in (None, [], {"cells": None}, {"cells": {"a": 1}}, {}):
         assert answer_sources(notebook_json) == {}
+
+
+# Answers moved out of the answer cells (tests the red team's route): each answer cell emptied
+# (deleted text, the stub, or its last line only) and the whole function written in a new cell
+# (no nbgrader metadata) under it.
+EMPTIED = {"square_grad": "", "grads_xy": None, "sum_squares": "    raise NotImplementedError()"}  # None: stub
+# Written independently of everyone above, correct, moved into new cells too.
+QUINN = "quinn<i>\x1b[2J"  # a student id that HTML and a terminal would read
+QUINN_ANSWERS = {
+    "square_grad": """\
+    w = tf.Variable(x, dtype=tf.float32)
+    with tf.GradientTape() as rec:
+        f = tf.math.pow(w, 2.0)
+    return rec.gradient(f, w)""",
+    "grads_xy": """\
+    def both(v):
+        return v * v, v * v * v
+    v = tf.convert_to_tensor(float(x))
+    with tf.GradientTape(persistent=True) as rec:
+        rec.watch(v)
+        y, z = both(v)
+    grads = [rec.gradient(t, v) for t in (y, z)]
+    return grads[0], grads[1]""",
+    "sum_squares": """\
+    k = tf.range(tf.convert_to_tensor(n))
+    return tf.reduce_sum(k * k)""",
+}
+SCRATCH = "square_grad(3.0)"  # a new cell many write to try a function: shorter than one k-gram
+
+
+def moved(answers: dict[str, str]) -> nbformat.NotebookNode:
+    """notebook(None) with ``answers`` in new cells, each under its emptied answer cell
+    (cells 4, 6, 8), then a scratch cell; its test cell passes (1 point)."""
+    nb = notebook(None, passed=True)
+    cells = []
+    for cell in nb.cells:
+        cells.append(cell)
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in answers:
+            cell.source = cell.source if EMPTIED[gid] is None else EMPTIED[gid]
+            cells.append(new_code_cell(SIGNATURES[gid] + answers[gid]))
+    cells.insert(-1, new_code_cell(SCRATCH))
+    nb.cells = cells
+    return nb
+
+
+def release_copies() -> nbformat.NotebookNode:
+    """An unanswered notebook with new cells that are the release's code: the given cell again,
+    the given cell with one number changed, and two given cells run as one."""
+    nb = notebook(None)
+    nb.cells[6:6] = [new_code_cell(GIVEN), new_code_cell(GIVEN.replace("default_rng(0)", "default_rng(1)")),
+                     new_code_cell("import tensorflow as tf\n" + GIVEN)]
+    return nb
+
+
+@pytest.fixture(scope="module")
+def moved_class(tmp_path_factory):
+    """The class of ``graded`` and: mallory (Carol's copy, moved into new cells), Quinn (own
+    answers, moved), nina and omar (the release's code in new cells, nothing answered)."""
+    autograded, release, reference = build_class(tmp_path_factory.mktemp("moved"))
+    for student, nb in {"mallory": moved(CAROL), QUINN: moved(QUINN_ANSWERS),
+                        "nina": release_copies(), "omar": release_copies()}.items():
+        write(autograded / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", nb)
+    return compare_class(autograded, release, reference)
+
+
+def test_a_copy_moved_into_new_cells_scores_as_the_copy_in_the_answer_cells(graded, moved_class):
+    _, _, result = graded
+    in_answer_cells = by_pair(result)[frozenset(("alice", "carol"))]
+    pairs = by_pair(moved_class)
+    moved_copy = pairs[frozenset(("alice", "mallory"))]
+    assert moved_copy.similarity == pytest.approx(in_answer_cells.similarity, abs=1e-9)
+    assert moved_copy.similarity > THRESHOLD
+    assert moved_copy.cells == ("square_grad", "grads_xy", "sum_squares",
+                                "mallory: new cell 4", "mallory: new cell 6", "mallory: new cell 8")
+    same = pairs[frozenset(("carol", "mallory"))]  # the same code, in answer cells and in new cells
+    assert same.similarity == pytest.approx(1.0) and moved_class.pairs[0] == same
+    assert "# ---- new cell 4 ----" in moved_class.html  # mallory's document, shown beside Carol's...
+    assert "def square_grad(x):" not in moved_class.html  # ...without the stub's lines, as hers
+    lines = summary_lines(moved_class.pairs, THRESHOLD, moved_class.notes)
+    assert f"  {ASSIGNMENT}: carol ~ mallory 1.00 (cells square_grad, grads_xy, sum_squares, mallory: " \
+           "new cell 4, mallory: new cell 6, mallory: new cell 8)" in lines
+
+
+def test_new_cells_that_are_the_release_code_make_no_pair(moved_class):
+    named = {name for p in moved_class.pairs for name in (p.student_a, p.student_b)}
+    assert "nina" not in named and "omar" not in named  # identical copies, a changed number, a merge
+    assert "/students/nina/" not in moved_class.html
+
+
+def test_innocent_answers_in_new_cells_do_not_pair(moved_class):
+    for pair in moved_class.pairs:
+        if QUINN in (pair.student_a, pair.student_b):
+            assert pair.similarity < THRESHOLD, pair  # with mallory too, who has the same scratch cell
+
+
+def test_a_notebook_scoring_with_empty_answer_cells_is_noted(moved_class, tmp_path):
+    new_cells = ("new cell 4", "new cell 6", "new cell 8")  # the scratch cell is too short to compare
+    notebook_name = f"{ASSIGNMENT}.ipynb"
+    assert moved_class.empty_answers == (  # not alice or carol (answered), nor dave, nina, omar (0 points)
+        EmptyAnswers("mallory", ASSIGNMENT, notebook_name, 1.0, 1.0, new_cells),
+        EmptyAnswers(QUINN, ASSIGNMENT, notebook_name, 1.0, 1.0, new_cells))
+    line = (f"mallory / {ASSIGNMENT}: {notebook_name} scores 1/1 while its answer cells hold no code of "
+            "their own (code in new cell 4, new cell 6, new cell 8)")
+    assert moved_class.notes[-2] == line
+    assert moved_class.notes[-1].startswith("quinn<i>\\x1b[2J / ")  # escaped
+    summary = summary_lines(moved_class.pairs, THRESHOLD, moved_class.notes)
+    assert f"  note: {line}" in summary
+    assert class_summary([], analysis=summary).count("hold no code of their own") == 2  # summary.txt's text
+    csv_path, html_path = write_similarity(moved_class, tmp_path, {"mallory": "Mallory M"})
+    with open(csv_path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))[1:]
+    assert rows[-2] == ["mallory", "", ASSIGNMENT, "", "new cell 4; new cell 6; new cell 8", "Mallory M", "",
+                        line]
+    assert rows[-1][0] == "quinn<i>\\x1b[2J" and len(rows) == len(moved_class.pairs) + 2
+    html = html_path.read_text(encoding="utf-8")
+    assert html.index("<body>") < html.index("Scored with no code in the answer cells") < html.index("Matched Code")
+    assert html_lib.escape(line) in html
+    assert "quinn&lt;i&gt;\\x1b[2J / " in html and "quinn<i>" not in html
+
+
+def test_new_sources_are_the_cells_the_student_wrote_or_changed():
+    release = notebook(None)
+    locked_copy = new_code_cell("print('a hidden test, I hope')")
+    locked_copy.metadata["nbgrader"] = {"grade": True, "grade_id": "test_square_grad", "locked": True}
+    foreign = new_code_cell("y = tf.square(3.0)")
+    foreign.metadata["nbgrader"] = {"grade_id": "my_own", "solution": True}
+    odd = new_code_cell("z = 1")
+    odd.metadata["nbgrader"] = ["not", "a", "dict"]
+    nb = notebook(ALICE)
+    nb.cells += [new_code_cell("import tensorflow as tf\r\n\n"), new_code_cell(GIVEN + "\nprint(1)"),
+                 locked_copy, foreign, odd, new_markdown_cell("x = 2")]
+    got = new_sources(nb, release)
+    assert got == {"new cell 9": GIVEN + "\nprint(1)", "new cell 11": "y = tf.square(3.0)", "new cell 12": "z = 1"}
+    for junk in (None, [], {"cells": None}, {"cells": [None, 3, {"cell_type": "code", "source": 7}]}):
+        assert new_sources(junk, release) == {}
+
+
+def test_autograded_score_is_what_nbgrader_records():
+    assert autograded_score(notebook(ALICE)) == (1.0, 1.0)  # no error output: full points
+    assert autograded_score(notebook(None)) == (0.0, 1.0)  # an error output: none
+    nb = notebook(ALICE)
+    nb.cells[-1].outputs = [new_output("stream", name="stderr", text="warning\n")]
+    assert autograded_score(nb) == (0.0, 1.0)  # nbgrader's rule: stderr costs the points
+    broken = json.loads(nbformat.writes(notebook(ALICE)))
+    broken["cells"][-1]["metadata"]["nbgrader"]["points"] = "many"
+    broken["cells"][2]["metadata"]["nbgrader"].update(grade=True, points=5)  # an answer cell with points
+    assert autograded_score(broken) == (0.0, 0.0)
+    assert autograded_score(None) == autograded_score({"cells": [None, {"cell_type": "code"}]}) == (0.0, 0.0)

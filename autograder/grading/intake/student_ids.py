@@ -9,6 +9,14 @@ or the name has the shape of a safe id (``<slug>-<8 or more hex digits>``): such
 id of its own, so that no folder can be named after another's id and take it (the ids stay the
 same even where ``student_ids.csv`` is lost).
 
+A folder keeps its name only where that name is also plain ASCII and reads like no other
+folder's name or id (:mod:`.intake.lookalike`): every report, ``grades.csv`` and the LMS files
+show an id as it is, so ``ⅼee`` (a Roman numeral fifty) or ``аda`` (a Cyrillic а) would read as
+a classmate's ``lee`` or ``ada``, and Canvas would match ``Ada`` and ``ada`` with one login. Such a
+folder gets a safe id, and so does each name it reads like (a name that holds an id already keeps
+it); a safe id is ASCII (``josé`` -> ``jose-<hex>``). :func:`lookalike_notes` names, for a person
+to check, the folders that read alike and the names that mix scripts.
+
 The mapping lives in the output folder, ``student_ids.csv`` (:attr:`~.layout.OutputLayout.student_ids`):
 one row per folder ever graded there, ``folder`` (the name, escaped as every report cell is),
 ``student_id`` and ``folder_hex`` (the name's UTF-8 bytes in hex, the exact key, since an
@@ -23,6 +31,7 @@ import re
 from pathlib import Path
 
 from autograder.grading.defaults import STUDENT_ID
+from autograder.grading.intake.lookalike import alike, ascii_form, mixed_scripts, shown
 from autograder.grading.layout import gradebook_lock
 from autograder.grading.report_text import csv_cell, printable, write_csv
 
@@ -38,8 +47,8 @@ class StudentIdsError(ValueError):
 
 def derived_id(name: str, taken: set[str]) -> str:
     """The safe id of the folder name ``name`` (see the module): not in ``taken``, always
-    matching :data:`~.defaults.STUDENT_ID`."""
-    slug = re.sub(r"[^\w.@+-]+", "_", name).strip("_.@+-")[:40].rstrip("_.@+-") or "student"
+    matching :data:`~.defaults.STUDENT_ID`, plain ASCII."""
+    slug = re.sub(r"[^\w.@+-]+", "_", ascii_form(name)).strip("_.@+-")[:40].rstrip("_.@+-") or "student"
     digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()
     candidates = [f"{slug}-{digest[:n]}" for n in (8, 16, 64)]
     number = 2
@@ -111,13 +120,15 @@ def assign_ids(names: list[str], path: Path | None = None) -> dict[str, str]:
 
 
 def _assign(names: list[str], known: dict[str, str]) -> dict[str, str]:
-    """``known`` with an id for each new name: its own where nbgrader can use it and no other
-    folder holds it (these first), else :func:`derived_id`."""
+    """``known`` with an id for each new name: its own where nbgrader can use it, it is ASCII and
+    no other folder or id reads like it or holds it (these first), else :func:`derived_id`."""
     ids = dict(known)
     taken = set(known.values())
     new = sorted(set(names) - known.keys())
+    readalike = alike({*names, *known, *taken})
     for name in new:
-        if STUDENT_ID.fullmatch(name) and name not in taken and not DERIVED.fullmatch(name):
+        if STUDENT_ID.fullmatch(name) and name.isascii() and name not in taken and \
+                not DERIVED.fullmatch(name) and name not in readalike:
             ids[name] = name
             taken.add(name)
     for name in new:
@@ -125,3 +136,25 @@ def _assign(names: list[str], known: dict[str, str]) -> dict[str, str]:
             ids[name] = derived_id(name, taken)
             taken.add(ids[name])
     return ids
+
+
+def lookalike_notes(ids: dict[str, str]) -> dict[str, list[str]]:
+    """Folder name -> what a person should check about it, for the folders of ``ids`` (folder
+    name -> its student id, as :func:`assign_ids` gives them): each other folder of ``ids`` it
+    reads like or that differs from it only in case (both named, with their ids), and the scripts
+    it mixes; a folder with nothing to check is not in it."""
+    notes: dict[str, list[str]] = {}
+    for name, (looks, case) in alike(ids).items():
+        notes[name] = [f"folder {shown(name)} reads like folder {shown(other)} (the same Unicode "
+                       f"confusable skeleton): graded as {ids[name]} and {ids[other]}; check whose "
+                       "each is before grades go to the LMS" for other in looks]
+        notes[name] += [f"folders {shown(name)} and {shown(other)} differ only in case, which Canvas "
+                        f"ignores when it matches logins: graded as {ids[name]} and {ids[other]}"
+                        for other in case]
+    for name in ids:
+        scripts = mixed_scripts(name)
+        if scripts:
+            notes.setdefault(name, []).append(
+                f"folder {shown(name)} mixes scripts in one name ({', '.join(scripts)}), as a "
+                f"look-alike does: graded as {ids[name]}")
+    return notes

@@ -29,7 +29,7 @@ from autograder.grading.intake.reading import (
 from autograder.grading.intake.align import Unalignable, align_with_release
 from autograder.grading.intake.markers import neutralize_markers
 from autograder.grading.intake.repair import repair_grade_cells
-from autograder.grading.intake.student_ids import assign_ids
+from autograder.grading.intake.student_ids import assign_ids, lookalike_notes
 from autograder.grading.report_text import printable
 
 
@@ -66,8 +66,10 @@ def find_submissions(submitted_dir: Path, expected: dict[str, list[str]],
     id nbgrader grades it under: the folder's name, or a safe id for a name nbgrader cannot use
     (:func:`~.intake.student_ids.assign_ids`, kept in ``ids_file``, the output folder's
     ``student_ids.csv``, when given); a folder :func:`student_id_problem` refuses keeps its name,
-    unprintable characters escaped. A symbolic link (to a solution, to another student's file) is
-    never followed: such a notebook or folder is refused, such an extra file left out.
+    unprintable characters escaped. A folder that reads like another or mixes scripts has that in
+    its ``review`` (:func:`~.intake.student_ids.lookalike_notes`). A symbolic link (to a solution,
+    to another student's file) is never followed: such a notebook or folder is refused, such an
+    extra file left out.
 
     Raises:
         StudentIdsError: ``ids_file`` exists and cannot be read or was changed unsafely.
@@ -76,13 +78,14 @@ def find_submissions(submitted_dir: Path, expected: dict[str, list[str]],
     student_dirs = sorted(p for p in Path(submitted_dir).iterdir() if _is_dir(p))
     ids = assign_ids([d.name for d in student_dirs if not student_id_problem(d.name)
                       and any(_is_dir(d / a) for a in expected)], ids_file)
+    lookalikes = lookalike_notes(ids)
     for student_dir in student_dirs:
         for assignment_id, names in expected.items():
             folder = student_dir / assignment_id
             if not _is_dir(folder):
                 continue
             sub = Submission(ids.get(student_dir.name) or printable(student_dir.name),
-                             assignment_id, folder)
+                             assignment_id, folder, review=list(lookalikes.get(student_dir.name, [])))
             try:
                 _find_notebooks(sub, student_dir, names)
             except Exception as error:  # an unreadable folder: this submission only
