@@ -8,9 +8,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from IPython.core.inputtransformer2 import TransformerManager
 
-from autograder.grading.demo.samples import build_sample_class
+from autograder.grading.demo.samples import build_sample_class, read_answers
 from autograder.grading.intake.scan import review_submission, scan_notebook, scan_source
+from autograder.grading.intake.scan_stores import binding_targets
 from autograder.grading.intake.submissions import find_submissions, stage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -273,3 +275,190 @@ def test_scan_flags_the_routes_into_the_checks_a_red_team_found():
                   "changes T.gradient", "changes Variable.assign", "calls get_field"):
         assert words in found, found
     assert scan_source("dtype = tf.float32\nx = np.pi * 2\n", course) == []
+
+
+# Every store is read (issue: a red team's cell imported the grader's entry, renamed it through a
+# ``for`` target and defined a class posing as it; the scan let the whole cell through).
+
+ATTACK = ('from autograder.checks.kernel_entry import Entry as E\n'
+          'for E.__qualname__ in ["Old"]: pass\n'
+          'class Entry:\n'
+          '    __module__ = "autograder.checks.kernel_entry"\n'
+          '    __qualname__ = "Entry"\n'
+          '    def observe(self, check_name, args, request):\n'
+          '        return "{}"\n')
+
+
+def test_the_red_teams_posing_cell_is_flagged_on_every_line_of_it():
+    release = _release()
+    nb = copy.deepcopy(release)
+    answer = _index(nb, "square_grad")
+    nb.cells.insert(answer + 1, nbformat.v4.new_code_cell(ATTACK))
+    flags = scan_notebook(nb, release)
+    cell = f"cell {answer + 2} line"
+    machinery = "the checks' machinery (the grader's way into the kernel)"
+    for flag in (f"{cell} 1: imports autograder.checks.kernel_entry: {machinery}",
+                 f"{cell} 2: changes E.__qualname__, part of a module or of the interpreter",
+                 f"{cell} 2: sets E.__qualname__: poses as another class or function",
+                 f"{cell} 3: class Entry poses as another class or function (its body sets "
+                 "__module__, __qualname__)",
+                 f"{cell} 4: names autograder.checks.kernel_entry: the checks' machinery",
+                 f"{cell} 4: sets __module__ in the body of class Entry: poses as another class or function",
+                 f"{cell} 5: sets __qualname__ in the body of class Entry: poses as another class or function"):
+        assert flag in flags, flags
+    # the method's lines are ordinary code; every line before them is flagged
+    assert {int(f.split()[3].rstrip(":")) for f in flags if f.startswith(cell)} == {1, 2, 3, 4, 5}
+
+
+MACHINERY = "the checks' machinery"
+POSES = "poses as another class or function"
+
+
+STORE_ROUTES = [
+    # 1. attribute stores of a module, wherever the target is
+    ("for tf.GradientTape.gradient in [f]:\n    pass", 1,
+     "changes tf.GradientTape.gradient, part of a module or of the interpreter"),
+    ("for checks.check_square_grad in [fake]: pass", 1,
+     "changes checks.check_square_grad, part of a module or of the interpreter"),
+    ("x = 1\nwith open_fake() as checks.assert_close:\n    pass", 2,
+     "changes checks.assert_close, part of a module or of the interpreter"),
+    ("with a() as (b, [c, *tf.GradientTape.jacobian]):\n    pass", 1,
+     "changes tf.GradientTape.jacobian, part of a module or of the interpreter"),
+    ("ok = [0 for checks.x in range(3)]", 1, "changes checks.x, part of a module or of the interpreter"),
+    ("ok = {k: v for k, tf.foo in d.items()}", 1, "changes tf.foo, part of a module or of the interpreter"),
+    ("tf.GradientTape.gradient += 1", 1, "changes tf.GradientTape.gradient, part of a module or of the interpreter"),
+    ("checks.y: int = 3", 1, "changes checks.y, part of a module or of the interpreter"),
+    ("del checks.check_square_grad", 1, "changes checks.check_square_grad, part of a module or of the interpreter"),
+    ("a, (b, [c, *checks.w]) = 1, (2, [3, 4])", 1, "changes checks.w, part of a module or of the interpreter"),
+    ("for T in [tf.GradientTape]:\n    T.gradient = f", 2,
+     "changes T.gradient, part of a module or of the interpreter"),
+    ("if (T := tf.GradientTape):\n    U = T\n    U.gradient = f", 3,
+     "changes U.gradient, part of a module or of the interpreter"),
+    # 1. names the course imports, rebound by any binding
+    ("if (checks := fake):\n    pass", 1, "rebinds checks, a name the course imports"),
+    ("ys = [tf for tf in range(3)]", 1, "rebinds tf, a name the course imports"),
+    ("for i, (np, y) in enumerate(d):\n    pass", 1, "rebinds np, a name the course imports"),
+    ("try:\n    pass\nexcept Exception as checks:\n    pass", 3, "rebinds checks, a name the course imports"),
+    ("match x:\n    case [a, *np]:\n        pass", 2, "rebinds np, a name the course imports"),
+    ("match x:\n    case {'a': 1, **plt}:\n        pass", 2, "rebinds plt, a name the course imports"),
+    ("match x:\n    case str() as checks:\n        pass", 2, "rebinds checks, a name the course imports"),
+    ("import numpy as tf", 1, "rebinds tf, a name the course imports"),
+    ("from autograder.checks import graphs as checks", 1, "rebinds checks, a name the course imports"),
+    ("class tf:\n    pass", 1, "rebinds tf, a name the course imports"),
+    ("(c := checks)", 1, "aliases checks, a module"),
+    ("for m in [np, checks]:\n    pass", 1, "aliases checks, a module"),
+    ("from evil import *", 1, "imports * from evil: names it binds may rebind the course's"),
+    # 2. attributes changed by name, namespaces changed as dicts
+    ("setattr(checks, 'f', g)", 1, "calls setattr: setattr (an attribute changed by name)"),
+    ("delattr(checks, 'f')", 1, "calls delattr: delattr (an attribute removed by name)"),
+    ("vars(checks)['f'] = g", 1, "changes vars(checks)['f'], an item of a namespace (vars, __dict__, globals)"),
+    ("m = tf.keras\nvars(m)['f'] = g", 2, "changes vars(m)['f'], an item of a namespace (vars, __dict__, globals)"),
+    ("checks.__dict__['f'] = g", 1,
+     "changes checks.__dict__['f'], an item of a namespace (vars, __dict__, globals)"),
+    ("globals()['checks'] = g", 1, "changes globals()['checks'], an item of a namespace (vars, __dict__, globals)"),
+    ("del vars(m)['x']", 1, "changes vars(m)['x'], an item of a namespace (vars, __dict__, globals)"),
+    ("for vars(m)['x'] in [1]:\n    pass", 1, "changes vars(m)['x'], an item of a namespace (vars, __dict__, globals)"),
+    ("locals().update(checks=g)", 1, "changes locals() through .update, a namespace (vars, __dict__, globals)"),
+    ("object.__setattr__(checks, 'f', g)", 1, "uses .__setattr__: an attribute changed by name"),
+    ("type.__setattr__(tf.GradientTape, 'gradient', g)", 1, "uses .__setattr__: an attribute changed by name"),
+    ("class M(tf.keras.Model):\n    def __init__(self):\n        super().__init__()\n"
+     "        super().__setattr__('x', 1)", 4, "uses .__setattr__: an attribute changed by name"),
+    ("type.__delattr__(tf.GradientTape, 'gradient')", 1, "uses .__delattr__: an attribute removed by name"),
+    # 3. the checks' machinery, under any spelling
+    ("from autograder.checks import kernel_entry", 1,
+     f"imports autograder.checks.kernel_entry: {MACHINERY} (the grader's way into the kernel)"),
+    ("from autograder.checks.kernel_entry import Entry", 1,
+     f"imports autograder.checks.kernel_entry: {MACHINERY} (the grader's way into the kernel)"),
+    ("import autograder.checks.kernel_entry as k", 1,
+     f"imports autograder.checks.kernel_entry: {MACHINERY} (the grader's way into the kernel)"),
+    ("from autograder.checks import tapes, harness", 1,
+     f"imports autograder.checks.harness: {MACHINERY} (how the checks call student code)"),
+    ("from autograder.checks.judge import tapes", 1,
+     f"imports autograder.checks.judge: {MACHINERY} (the checks' grader halves)"),
+    ("import autograder.checks.plain", 1,
+     f"imports autograder.checks.plain: {MACHINERY} (what a kernel sends the grader)"),
+    ("from autograder.checks.compare import CheckFailed", 1,
+     f"imports autograder.checks.compare: {MACHINERY} (how the checks compare and fail)"),
+    ("import autograder.checks.tapes\nautograder.checks.harness.call(f)", 2,
+     f"uses autograder.checks.harness: {MACHINERY} (how the checks call student code)"),
+    ("importlib.import_module('autograder.checks.kernel_entry')", 1,
+     f"names autograder.checks.kernel_entry: {MACHINERY}"),
+    ("__import__('autograder.checks.harness')", 1, f"names autograder.checks.harness: {MACHINERY}"),
+    ("x = 1\npath = 'autograder.checks.judge.tapes'", 2, f"names autograder.checks.judge: {MACHINERY}"),
+    ("__import__('autograder.checks', fromlist=['kernel_entry'])", 1, f"names kernel_entry: {MACHINERY}"),
+    ("import autograder.grading.defaults", 1, "imports autograder.grading.defaults: the grader"),
+    ("import autograder", 1, "imports autograder: the grader"),
+    ("from autograder import checks as c", 1, "imports from autograder: the grader"),
+    # 4. posing as another class or function
+    ("obj.__class__ = X", 1, f"sets obj.__class__: {POSES}"),
+    ("Entry.__qualname__ = 'Old'", 1, f"sets Entry.__qualname__: {POSES}"),
+    ("def square_grad(x):\n    return 2 * x\nsquare_grad.__name__ = 'check'", 3, f"sets square_grad.__name__: {POSES}"),
+    ("for f.__module__ in ['autograder']:\n    pass", 1, f"sets f.__module__: {POSES}"),
+    ("class A:\n    __name__ = 'Entry'", 2, f"sets __name__ in the body of class A: {POSES}"),
+    ("class A:\n    __name__ = 'Entry'", 1, f"class A {POSES} (its body sets __name__)"),
+    ("class A:\n    for __qualname__ in ['Entry']:\n        pass", 2,
+     f"sets __qualname__ in the body of class A: {POSES}"),
+    ("class A:\n    if True:\n        (__module__ := 'x')", 3, f"sets __module__ in the body of class A: {POSES}"),
+    ("class A:\n    @property\n    def __class__(self):\n        return Entry", 3,
+     f"sets __class__ in the body of class A: {POSES}"),
+    ("class M(type):\n    def __instancecheck__(cls, x):\n        return True", 2,
+     f"sets __instancecheck__ in the body of class M: {POSES}"),
+    ("__name__ = 'autograder.checks.' + part\nclass Entry:\n    pass", 1, f"rebinds __name__: {POSES}"),
+    ("E = type('Entry', (), {'__qualname__': 'Entry'})", 1, f"sets __qualname__ in a dict: {POSES}"),
+    ("E = make(__module__='autograder.checks.kernel_entry')", 1, f"sets __module__ as a keyword: {POSES}"),
+]
+
+
+@pytest.mark.parametrize("source,line,reason", STORE_ROUTES)
+def test_every_store_and_route_is_flagged_with_its_line_and_words(source, line, reason):
+    assert (line, reason) in scan_source(source, COURSE_NAMES), scan_source(source, COURSE_NAMES)
+
+
+@pytest.mark.parametrize("source", [
+    "for i, (x, y) in enumerate(ds):\n    print(i, x, y)\nfor e, (xb, [yb, *rest]) in enumerate(b):\n    pass",
+    "with tf.GradientTape() as tape:\n    y = x * x\nwith tf.GradientTape(persistent=True) as t1, "
+    "tf.GradientTape() as t2:\n    z = y",
+    "ys = [x ** 2 for x in xs]\nd = {k: v for k, v in pairs}\ns = {a for a, _ in pairs}\n"
+    "g = sum(v for v in ys if (w := v) > 0)",
+    "if (n := len(xs)) > 3:\n    print(n)",
+    "class Dense(tf.keras.layers.Layer):\n    def __init__(self, units=3, **kwargs):\n"
+    "        super().__init__(**kwargs)\n        self.units = units\n"
+    "        self.dense = tf.keras.layers.Dense(units)\n    def build(self, shape):\n"
+    "        self.w = self.add_weight(shape=(shape[-1], self.units), initializer='zeros')\n"
+    "        self.b, self.c = tf.Variable(0.0), tf.Variable(1.0)\n    def call(self, x):\n"
+    "        print(type(self).__name__, self.__class__.__name__, self.__class__.__qualname__)\n"
+    "        return x @ self.w",
+    "try:\n    f()\nexcept ValueError as err:\n    print(err)",
+    "match cmd:\n    case [first, *others]:\n        pass\n    case {'k': v, **more}:\n        pass\n"
+    "    case Point(x=px) as pt:\n        pass",
+    "import tensorflow as tf\nfrom autograder.checks import tapes as checks\n"
+    "from autograder.checks.capture import capture_output",
+    "x: tf.Tensor = tf.constant(1.0)\ndel tape\na, *rest = xs\nfor layer in model.layers:\n"
+    "    layer.trainable = False",
+    "for dtype in [tf.float32, tf.float64]:\n    x = tf.constant(1, dtype=dtype)",
+    "plt.title('plain vs compare')\nplt.plot(xs, ys, label='harness judge')\nname = f.__name__\n"
+    "print('the autograder checks plain values')",
+    "@tf.function\ndef f(x):\n    return x * 2\nif __name__ == '__main__':\n    f(1)",
+])
+def test_ordinary_stores_a_student_writes_are_not_flagged(source):
+    assert scan_source(source, COURSE_NAMES) == []
+
+
+def _answer_sources():
+    """Every answer cell of every sample submission (the solutions' answers among them)."""
+    for path in sorted((ROOT / "tests" / "samples" / "answers").glob("*/*.py")):
+        yield from (s for s in read_answers(path.parent.parent, path.parent.name, path.stem, ROOT).values())
+
+
+def test_binding_targets_reads_every_store_of_a_tree():
+    """Each name, attribute and item that Python stores into or deletes (ast ctx Store or Del),
+    in every sample answer and in every store the tests above flag, is a target binding_targets
+    yields: the scan's one reader of stores misses none."""
+    sources = list(_answer_sources()) + [ATTACK] + [source for source, _, _ in STORE_ROUTES]
+    assert len(sources) > 200
+    for source in sources:
+        tree = ast.parse(TransformerManager().transform_cell(source))
+        yielded = {id(t) for _, _, t in binding_targets(tree) if not isinstance(t, str)}
+        stores = [n for n in ast.walk(tree) if isinstance(getattr(n, "ctx", None), (ast.Store, ast.Del))
+                  and not isinstance(n, (ast.Tuple, ast.List, ast.Starred))]
+        assert all(id(n) in yielded for n in stores), (source, [ast.unparse(n) for n in stores if id(n) not in yielded])

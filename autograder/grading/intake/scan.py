@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import copy
+import re
 from pathlib import Path
 
 import nbformat
@@ -23,6 +24,8 @@ from autograder.grading.intake.repair import grade_id_of, repair_grade_cells, re
 from autograder.grading.intake.scan_rules import (
     ALLOWED_FROM,
     ALLOWED_MAGICS,
+    MACHINERY,
+    MACHINERY_STRING,
     ORDINARY_DUNDERS,
     SHELL_NAMES,
     SUSPECT_ATTRIBUTES,
@@ -33,20 +36,16 @@ from autograder.grading.intake.scan_rules import (
     SYSTEM_ATTRIBUTES,
     SYSTEM_MODULES,
 )
-
-
-def _root(node: ast.AST) -> ast.AST:
-    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
-        node = node.func if isinstance(node, ast.Call) else node.value
-    return node
-
-
-def _root_name(node: ast.AST, aliases: dict[str, str] | None = None) -> str | None:
-    """The name an attribute chain starts from, through ``aliases`` (local name -> module)."""
-    root = _root(node)
-    if not isinstance(root, ast.Name):
-        return None
-    return (aliases or {}).get(root.id, root.id)
+from autograder.grading.intake.scan_stores import (
+    binding_targets,
+    bound_to,
+    import_bindings,
+    is_module_part,
+    namespace_and_posing_flags,
+    store_flags,
+)
+from autograder.grading.intake.scan_stores import root as _root
+from autograder.grading.intake.scan_stores import root_name as _root_name
 
 
 def _parse(source: str) -> ast.AST:
@@ -84,31 +83,51 @@ def scan_source(source: str, imported) -> list[tuple[int, str]]:
         return [(0, f"could not be scanned: {_unscannable(error)}")]
 
 
+def _machinery(path: str | None) -> str | None:
+    """The module of the checks' machinery (:data:`MACHINERY`) that the dotted ``path`` is in."""
+    parts = (path or "").split(".")
+    return ".".join(parts[:3]) if parts[:2] == ["autograder", "checks"] and len(parts) > 2 and \
+        parts[2] in MACHINERY else None
+
+
+def _dotted(node: ast.Attribute, names: dict) -> str | None:
+    """The dotted path of an attribute chain whose first name ``names`` maps to a module path."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and names.get(node.id):
+        return ".".join([names[node.id], *reversed(attrs)])
+    return None
+
+
 def _scan_source(source: str, imported) -> list[tuple[int, str]]:
     course = imported if isinstance(imported, dict) else dict.fromkeys(imported)
     tree = _parse(source)
     aliases = {}  # local name -> the module it was imported as, in this cell
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            aliases.update({a.asname or a.name.split(".")[0]: a.name if a.asname else a.name.split(".")[0]
-                            for a in node.names})
-    # Names bound to an attribute of a module (``T = tf.GradientTape``) or imported from one: a
+    names = {}  # local name -> what an import of this cell binds it to (a module or a part of one)
+    nodes = list(ast.walk(tree))
+    for node in nodes:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update(import_bindings(node))
+            aliases.update(import_bindings(node) if isinstance(node, ast.Import) else {})
+    paths = {**{k: v for k, v in course.items() if v}, **names}
+    bindings = list(binding_targets(tree))
+    # Names the course or this cell imports, or bound to a part of a module (``T = tf.GradientTape``,
+    # ``for T in [tf.GradientTape]``, ``(T := tf.GradientTape)``, through other such names): a
     # store on them changes the module.
-    held = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Attribute)
-            and _root_name(n.value, aliases) in set(course) | set(aliases.values())
-            for t in n.targets if isinstance(t, ast.Name)}
-    held |= {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    held = bound_to(bindings, is_module_part, set(names) | set(course))
     # Names in call position (``vars(x)``); the same name anywhere else is an alias in the making.
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+    magic_heads = _magic_call_heads(nodes)
     # Names bound to the class tf.GradientTape (``T = tf.GradientTape``, an import of it).
-    tape_classes = {"GradientTape"} | {
-        t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _is_tape_class(n.value, set())
-        for t in n.targets if isinstance(t, ast.Name)}
-    found = []
-    for node in ast.walk(tree):
+    tape_classes = bound_to(bindings, _is_tape_class, {"GradientTape"} | {
+        name for name, path in names.items() if path.endswith(".GradientTape")})
+    found = store_flags(bindings, course, aliases, held) + namespace_and_posing_flags(tree, bindings)
+    for node in nodes:
         line = getattr(node, "lineno", 1)
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            found += [(line, r) for r in _import_flags(node, course)]
+            found += [(line, r) for r in _import_flags(node)]
         elif isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Name) and func.id in SUSPECT_CALLS and not (
@@ -122,8 +141,16 @@ def _scan_source(source: str, imported) -> list[tuple[int, str]]:
             if name in ("run_line_magic", "run_cell_magic") and node.args and \
                     isinstance(node.args[0], ast.Constant) and not _allowed_magic(node):
                 found.append((line, f"uses the magic %{node.args[0].value}"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+            found += [(line, f"names {m.group()[:60]}: the checks' machinery")
+                      for m in re.finditer(MACHINERY_STRING, text)]
         elif isinstance(node, ast.Attribute):
             root = _root_name(node, aliases)
+            module = _machinery(_dotted(node, paths))
+            if module:
+                found.append((line, f"uses {module}: the checks' machinery "
+                                    f"({MACHINERY[module.split('.')[2]]})"))
             if _is_tape_class(node.value, tape_classes) and id(node) not in called and \
                     isinstance(node.ctx, ast.Load):
                 # ``_g = tf.GradientTape.gradient``: a method of the class held aside reaches the
@@ -140,34 +167,11 @@ def _scan_source(source: str, imported) -> list[tuple[int, str]]:
                     not _is_own_object(node.value, course, aliases):
                 found.append((line, f"uses .{node.attr}: a private attribute"))
         elif isinstance(node, ast.Name) and node.id in SHELL_NAMES and \
-                isinstance(node.ctx, ast.Load) and not _is_allowed_magic_call(tree, node):
+                isinstance(node.ctx, ast.Load) and id(node) not in magic_heads:
             found.append((line, f"uses {node.id}: the shell or its history"))
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and \
                 node.id in SUSPECT_CALLS | {"getattr": ""} and id(node) not in called:
             found.append((line, f"uses {node.id} as a value (an alias of it hides what it does)"))
-        if isinstance(node, ast.Name) and node.id in course and \
-                isinstance(node.ctx, (ast.Store, ast.Del)):
-            found.append((line, f"rebinds {node.id}, a name the course imports"))
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)) and node.name in course:
-            found.append((line, f"rebinds {node.name}, a name the course imports"))
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
-            for target in targets:
-                elements = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
-                for sub in elements:
-                    # Attribute stores; item stores (plt.rcParams[...] = ...) are ordinary.
-                    if not isinstance(sub, ast.Attribute):
-                        continue
-                    root = _root(sub)
-                    name = _root_name(sub, aliases)
-                    through_call = any(isinstance(n, ast.Call) for n in ast.walk(sub.value))
-                    if through_call or name in course or name in aliases.values() or \
-                            (isinstance(root, ast.Name) and (root.id in aliases or root.id in held)):
-                        found.append((line, f"changes {ast.unparse(sub)[:60]}, part of a module "
-                                            "or of the interpreter"))
-            value = getattr(node, "value", None)
-            if isinstance(value, ast.Name) and (value.id in course or value.id in aliases):
-                found.append((line, f"aliases {value.id}, a module"))
     return sorted(set(found))
 
 
@@ -208,13 +212,16 @@ def _allowed_magic(node: ast.Call) -> bool:
     return magic in ALLOWED_MAGICS
 
 
-def _import_flags(node, course: dict) -> list[str]:
+def _import_flags(node) -> list[str]:
     """Reasons to flag one import statement: a suspect module, a name taken from ``sys``, ``os``,
-    ``builtins`` or IPython, or a course name bound to something else."""
+    ``builtins`` or IPython, ``*``, the grader, or the checks' machinery under any spelling
+    (``from autograder.checks import kernel_entry``). A course name it rebinds is flagged with
+    the other stores (:func:`~.scan_stores.store_flags`)."""
     flags = []
     if isinstance(node, ast.ImportFrom):
         module = node.module or ""
         top = module.split(".")[0]
+        paths = [module] + [f"{module}.{alias.name}" for alias in node.names]
         if top in SUSPECT_MODULES and module not in ALLOWED_FROM:
             flags.append(f"imports from {module}: {SUSPECT_MODULES[top]}")
         for alias in node.names:
@@ -222,33 +229,33 @@ def _import_flags(node, course: dict) -> list[str]:
                 flags.append(f"imports {alias.name} from {module}: the interpreter or the system")
             if alias.name in SUSPECT_NAMES:
                 flags.append(f"imports {alias.name}: {SUSPECT_NAMES[alias.name]}")
-            bound = alias.asname or alias.name
-            if bound in course and course[bound] not in (None, f"{module}.{alias.name}"):
-                flags.append(f"rebinds {bound}, a name the course imports")
+            if alias.name == "*":
+                flags.append(f"imports * from {module}: names it binds may rebind the course's")
     else:
+        paths = [alias.name for alias in node.names]
         for alias in node.names:
             top = alias.name.split(".")[0]
             if top in SUSPECT_MODULES:
                 flags.append(f"imports {alias.name}: {SUSPECT_MODULES[top]}")
-            bound = alias.asname or top
-            if bound in course and course[bound] not in (None, alias.name if alias.asname else top):
-                flags.append(f"rebinds {bound}, a name the course imports")
-    if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograder") and \
-            "checks" not in (node.module or ""):
-        flags.append(f"imports from {node.module}: the grader")
+    if isinstance(node, ast.ImportFrom) and module.startswith("autograder") and "checks" not in module:
+        flags.append(f"imports from {module}: the grader")
+    for path in paths:
+        if isinstance(node, ast.Import) and path.split(".")[0] == "autograder" and \
+                not path.startswith("autograder.checks."):
+            flags.append(f"imports {path}: the grader")
+        if _machinery(path):
+            flags.append(f"imports {_machinery(path)}: the checks' machinery "
+                         f"({MACHINERY[path.split('.')[2]]})")
     return flags
 
 
-def _is_allowed_magic_call(tree: ast.AST, name: ast.Name) -> bool:
-    """Whether ``name`` (``get_ipython``) is the head of ``get_ipython().run_line_magic(...)`` (how
-    IPython writes ``%matplotlib inline``) or of ``.system(...)`` (``!cmd``): flagged, if at all,
-    as the magic or the shell command."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr in ("run_line_magic", "run_cell_magic",
-                                                              "system", "getoutput") \
-                and isinstance(node.value, ast.Call) and node.value.func is name:
-            return True
-    return False
+def _magic_call_heads(nodes: list) -> set[int]:
+    """``id`` of each name among ``nodes`` (``get_ipython``) that heads
+    ``get_ipython().run_line_magic(...)`` (how IPython writes ``%matplotlib inline``) or
+    ``.system(...)`` (``!cmd``): flagged, if at all, as the magic or the shell command."""
+    return {id(node.value.func) for node in nodes if isinstance(node, ast.Attribute) and
+            node.attr in ("run_line_magic", "run_cell_magic", "system", "getoutput") and
+            isinstance(node.value, ast.Call)}
 
 
 def imported_names(nb) -> dict[str, str]:
@@ -263,12 +270,8 @@ def imported_names(nb) -> dict[str, str]:
         except Exception:  # the release's own cells parse; a submission's may not
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names.update({a.asname or a.name.split(".")[0]:
-                              a.name if a.asname else a.name.split(".")[0] for a in node.names})
-            elif isinstance(node, ast.ImportFrom):
-                names.update({a.asname or a.name: f"{node.module}.{a.name}"
-                              for a in node.names if a.name != "*"})
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update(import_bindings(node))
     return names
 
 

@@ -30,7 +30,8 @@ SUSPECT_NAMES = {"CodeType": "code objects", "FunctionType": "function objects",
 
 SUSPECT_CALLS = {
     "exec": "exec", "eval": "eval", "compile": "compile", "__import__": "__import__",
-    "globals": "globals()", "vars": "vars()", "setattr": "setattr", "delattr": "delattr",
+    "globals": "globals()", "locals": "locals()", "vars": "vars()",
+    "setattr": "setattr (an attribute changed by name)", "delattr": "delattr (an attribute removed by name)",
     "open": "file access", "breakpoint": "the debugger",
 }
 
@@ -54,7 +55,29 @@ SUSPECT_ATTRIBUTES = {
     "get_parent": "the message being executed", "session": "the kernel's messaging",
     "kernel_entry": "the grader's way into the kernel", "COLLECTORS": "the checks' kernel halves",
     "EXERCISES": "the checks' grader halves",
+    "__setattr__": "an attribute changed by name", "__delattr__": "an attribute removed by name",
 }
+
+# The checks' machinery, under ``autograder.checks``: what a notebook never imports (its set-up
+# cell imports a topic module, ``from autograder.checks import tapes as checks``).
+MACHINERY = {"kernel_entry": "the grader's way into the kernel",
+             "harness": "how the checks call student code", "judge": "the checks' grader halves",
+             "plain": "what a kernel sends the grader", "compare": "how the checks compare and fail"}
+
+# A string that names a module of the machinery (``"autograder.checks.kernel_entry"``, a path).
+MACHINERY_STRING = r"\bkernel_entry\b|\bautograder[./\\]checks[./\\](?:" + "|".join(MACHINERY) + r")\b"
+
+# Attributes whose store makes an object pose as another class or function (``E.__qualname__``);
+# a class or function defined after ``__name__ = ...`` takes that name as its ``__module__``.
+POSING_NAMES = {"__class__", "__qualname__", "__module__", "__name__"}
+
+# Names a class body binds to pose as another class (``isinstance`` answers from the last two).
+CLASS_POSING_NAMES = POSING_NAMES | {"__instancecheck__", "__subclasscheck__"}
+
+# Namespaces held as dicts, and the methods that change one (``vars(m).update(f=g)``).
+NAMESPACE_CALLS = {"vars", "globals", "locals"}
+NAMESPACE_METHODS = {"update", "setdefault", "pop", "popitem", "clear", "__setitem__",
+                     "__delitem__", "__ior__"}
 
 # Attributes flagged only on the modules that reach the process and the disk (a list's .remove
 # is ordinary; os.remove is not).
