@@ -17,7 +17,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
+    from .grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB, MIN_MEMORY_LIMIT_MB
 
     parser = argparse.ArgumentParser(
         prog="course", description="Release and grade the TensorFlow autodiff workbook.",
@@ -69,7 +69,9 @@ def main(argv: list[str] | None = None) -> int:
                             "(default: SQLite in the output folder)")
         p.add_argument("--memory-limit-mb", type=int, default=None,
                        help="memory limit of each notebook's kernel, MiB "
-                            f"(default: {DEFAULT_MEMORY_LIMIT_MB}; 0: none)")
+                            f"(default: {DEFAULT_MEMORY_LIMIT_MB}; at least "
+                            f"{MIN_MEMORY_LIMIT_MB}, what a kernel needs to import TensorFlow "
+                            "and run the set-up; 0: none)")
         p.add_argument("--cell-timeout", type=int, default=None,
                        help=f"time limit of one cell, seconds (default: {CELL_TIMEOUT_S})")
         p.add_argument("--force", action="store_true",

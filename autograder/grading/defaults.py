@@ -28,6 +28,18 @@ CELL_TIMEOUT_S = 120
 # import; a student's runaway allocation stops here, not at the machine's end).
 DEFAULT_MEMORY_LIMIT_MB = 8192
 
+# The smallest memory limit `course grade` accepts, MiB: under less a grading kernel cannot import
+# TensorFlow and run the set-up, so every kernel would die (a warm one before it answers: it
+# inherits its template's address space) or fail before the first cell. Measured 2026-12-01 (this
+# machine: 2 cores, TF 2.21, cgroup v1, the worker's environment), a sandboxed warm kernel and a
+# cold one running the set-up cells' imports (the modules preload() of the warm template loads)
+# and setup_notebook, then one TensorFlow op, the limit bisected in 32 MiB steps: one kernel at a
+# time, the lowest that passed was 2016 (warm) and 2208 (cold), yet 2048-2304 failed in repeats
+# (what glibc and TensorFlow map varies from run to run); two at a time, as two workers grade,
+# 2304 failed every time (4 of 4, both kinds), 2432 passed 3 of 3 and 2560 7 of 7. With no limit
+# a warm kernel maps 2.4 GiB once set up, a cold one 2.3 GiB. 2432 with a margin of 20%, rounded.
+MIN_MEMORY_LIMIT_MB = 3072
+
 # No memory limit is None everywhere in Python (a Job, a kernel manager, a cgroup); only the
 # command line (--memory-limit-mb 0) and the launcher's argv (kernels.launcher) write it as 0.
 # Seconds to wait for a kernel to start (a loaded machine with several workers needs more).

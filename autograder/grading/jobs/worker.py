@@ -7,8 +7,10 @@ course, nbgrader's own ``autograde`` (its kernel in the sandbox, see :mod:`.kern
 and returns a :class:`JobResult` with the executed notebooks as bytes. Every failure becomes the
 result's ``kind`` (an :class:`~.failures.Outcome`) and ``problem``: a job never raises. A
 failure of the grader's own machinery (no kernel could be started, its cgroup could not be made,
-the warm-kernel template died) is graded again once, with cold kernels; if it fails again the
-result is ``Outcome.GRADER_FAILED``, which the client never records as the student's grade.
+the warm-kernel template died, a kernel died before any cell of the student's ran: before it
+answered, or in the course's set-up, under the run's memory limit) is graded again once, with
+cold kernels; if it fails again the result is ``Outcome.GRADER_FAILED``, which the client never
+records as the student's grade. A kernel that dies later is the student's (``KERNEL_DIED``).
 """
 from __future__ import annotations
 

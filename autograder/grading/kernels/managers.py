@@ -16,8 +16,9 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Bool, Dict, Integer, Unicode
+from traitlets import Bool, DottedObjectName, Dict, Integer, Type, Unicode
 
 from autograder.grading.defaults import (
     KERNEL_DIR_MAX_BYTES,
@@ -67,6 +68,22 @@ class GradingKernelManager(AsyncKernelManager):
     pre_start_kernel = _async_pre_start_kernel
 
 
+class GradingKernelClient(AsyncKernelClient):
+    """The client of a :class:`LimitedKernelManager`'s kernel (its ``client_class``): it tells its
+    manager of the kernel's ``kernel_info`` reply and of every request to run code, so that the
+    manager knows whether a kernel that died had run any cell of the student's."""
+
+    def execute(self, code, silent=False, *args, **kwargs):
+        if isinstance(self.parent, LimitedKernelManager):
+            self.parent.note_request(bool(silent))
+        return super().execute(code, silent, *args, **kwargs)
+
+    def _handle_kernel_info_reply(self, msg) -> None:
+        super()._handle_kernel_info_reply(msg)
+        if isinstance(self.parent, LimitedKernelManager):
+            self.parent.note_answered()
+
+
 class LimitedKernelManager(GradingKernelManager):
     """A jupyter_client kernel manager whose kernel's address space is capped at
     ``memory_limit_bytes`` (a runaway allocation raises ``MemoryError`` in the student's cell),
@@ -75,7 +92,10 @@ class LimitedKernelManager(GradingKernelManager):
     have ``memory_limit_bytes`` (past it the kernel is killed) and at most ``max_tasks`` tasks.
 
     A kernel that cannot be started for the grader's own reasons (its cgroup, a failed start)
-    raises :class:`~.failures.GraderFailure`, noted in :data:`~.failures.MACHINERY_FAILURES`."""
+    raises :class:`~.failures.GraderFailure`, noted in :data:`~.failures.MACHINERY_FAILURES`; a
+    kernel that dies before any cell of the student's can have run (:attr:`phase`) is noted there
+    too (:meth:`_note_death`): the course's set-up under the run's limits killed it, not the
+    student."""
 
     memory_limit_bytes = Integer(None, allow_none=True, help="memory limit of the kernel, bytes: "
                                  "its address space and, in its cgroup, all its processes "
@@ -86,14 +106,25 @@ class LimitedKernelManager(GradingKernelManager):
                          "stdout and stderr (C libraries, subprocesses, the sandbox's errors); "
                          "empty: inherited").tag(config=True)
 
+    # Its clients tell it how far the notebook got.
+    client_class = DottedObjectName(f"{__name__}.GradingKernelClient")
+    client_factory = Type(GradingKernelClient)
+
     kernel_cgroup: KernelCgroup | None = None
     _warned_missing = False
+    # How far this start of the kernel got: "starting" (no kernel_info reply yet), "set-up" (only
+    # the course's cells before the first the student can edit have been sent), "asked" (the
+    # grader's first silent request sent: GradingExecute's integrity check, which it runs before
+    # the first cell the student can edit), "student" (a cell sent after that one: the student's
+    # code may run), "ended" (its death was noted).
+    phase = "ended"
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
         return launcher(self.memory_limit_bytes, drop_root=False) + \
             super().format_kernel_cmd(extra_arguments)
 
     async def _async_pre_start_kernel(self, **kw):
+        self.phase = "starting"
         if self.kernel_cgroup is None or self.kernel_cgroup.removed:  # a fresh one per start
             self.kernel_cgroup = await asyncio.to_thread(self._make_cgroup)
         return await super()._async_pre_start_kernel(**kw)
@@ -134,6 +165,40 @@ class LimitedKernelManager(GradingKernelManager):
             raise GraderFailure(why) from error
         self._guard_stop = threading.Event()
         threading.Thread(target=self._guard, daemon=True, name="kernel-guard").start()
+
+    def note_request(self, silent: bool) -> None:
+        """Its client sends a request to run code (``silent``: the grader's own, out of the
+        kernel's history): advance :attr:`phase`."""
+        if silent and self.phase in ("starting", "set-up"):
+            self.phase = "asked"
+        elif not silent and self.phase == "asked":
+            self.phase = "student"
+
+    def note_answered(self) -> None:
+        """Its client got the kernel's ``kernel_info`` reply: the kernel has started."""
+        if self.phase == "starting":
+            self.phase = "set-up"
+
+    async def _async_is_alive(self) -> bool:
+        alive = await super()._async_is_alive()
+        if not alive and self.has_kernel and not self.shutting_down:
+            self._note_death()
+        return alive
+
+    is_alive = _async_is_alive
+
+    def _note_death(self) -> None:
+        """The kernel ended by itself: before any cell of the student's ran (:attr:`phase`), the
+        grader's failure, noted in :data:`~.failures.MACHINERY_FAILURES` with the memory limit
+        to raise (the worker grades it again cold, then gives no grade); later, the student's."""
+        if self.phase not in ("starting", "set-up", "asked"):
+            return
+        when = "before it answered" if self.phase == "starting" else \
+            "while the course's set-up ran"
+        self.phase = "ended"
+        limit = f": under --memory-limit-mb {self.memory_limit_bytes // 2**20}, raise it if the " \
+            "set-up needs more memory" if self.memory_limit_bytes else " (no memory limit)"
+        machinery_failed(f"the kernel died {when}, before any cell of the student's{limit}")
 
     def _guard(self) -> None:
         """Watch the kernel until it ends (:meth:`_guard_once`, every 0.2 s)."""

@@ -33,7 +33,12 @@ from autograder.grading.analysis import misconceptions
 from autograder.grading.analysis.similarity import compare_class, summary_lines, write_similarity
 from autograder.grading.configure import configure_late_penalty
 from autograder.grading.course import REPO_ROOT, assignments, demo_cell_hashes, graded_cells_in_order
-from autograder.grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB, SOURCE_DIR
+from autograder.grading.defaults import (
+    CELL_TIMEOUT_S,
+    DEFAULT_MEMORY_LIMIT_MB,
+    MIN_MEMORY_LIMIT_MB,
+    SOURCE_DIR,
+)
 from autograder.grading.distribute.formgrader import show_in_view, submitted_view
 from autograder.grading.distribute.release import due_dates, release
 from autograder.grading.exports.lms import write_lms_exports
@@ -76,7 +81,8 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
         workers: worker processes of the embedded Dask cluster (one submission each at a
             time); default the number of cores.
         db_url: SQLAlchemy URL of the gradebook (e.g. ``postgresql://...``); default SQLite.
-        memory_limit_mb: address-space limit of each kernel, MiB; None for none.
+        memory_limit_mb: memory limit of each kernel, MiB (its address space, and all its
+            processes together); None or 0 for none; at least :data:`~.defaults.MIN_MEMORY_LIMIT_MB`.
         cell_timeout_s: time limit of one cell, seconds; a cell past it scores 0 (G01).
         force: grade again submissions already recorded with the same sources.
         feedback: write per-student feedback HTML.
@@ -100,8 +106,10 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     Returns:
         A :class:`GradeRun`; invalid or ungradable notebooks appear with their ``problem``.
     Raises:
-        ValueError: an id of ``assignment_ids`` is not an assignment of the course, ``due``
-            names an assignment not graded here, or ``late_penalty`` names no plugin;
+        ValueError: ``memory_limit_mb`` is below :data:`~.defaults.MIN_MEMORY_LIMIT_MB`
+            (:func:`memory_limit_problem`: nothing is written), an id of ``assignment_ids`` is not
+            an assignment of the course, ``due`` names an assignment not graded here, or
+            ``late_penalty`` names no plugin;
             :class:`~.intake.student_ids.StudentIdsError`: ``out``'s ``student_ids.csv`` is
             unreadable or was changed unsafely.
         SandboxUnavailable: ``sandbox`` is set and no sandbox can start on this host.
@@ -114,6 +122,20 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
     run.stage(force=force)
     run.execute(workers or default_workers(), scheduler=scheduler, progress=progress)
     return run.report(feedback=feedback)
+
+
+def memory_limit_problem(memory_limit_mb: int | None) -> str | None:
+    """Why no kernel could grade under ``memory_limit_mb`` MiB (below
+    :data:`~.defaults.MIN_MEMORY_LIMIT_MB`: every kernel would die, or fail to import TensorFlow,
+    before the first cell, and every student would score 0), a sentence for the instructor; None
+    where it is enough, or None or 0 (no limit)."""
+    if not memory_limit_mb or memory_limit_mb >= MIN_MEMORY_LIMIT_MB:
+        return None
+    return (f"--memory-limit-mb {memory_limit_mb} is too small: a grading kernel needs "
+            f"{MIN_MEMORY_LIMIT_MB} MiB to import TensorFlow and run the course's set-up, so "
+            f"under {memory_limit_mb} MiB every kernel would die or fail before the first cell "
+            f"and no student could be graded. Nothing was graded; give at least "
+            f"{MIN_MEMORY_LIMIT_MB} (default {DEFAULT_MEMORY_LIMIT_MB}; 0: no limit)")
 
 
 class ClassGrading:
@@ -136,6 +158,8 @@ class ClassGrading:
                  due: dict[str, datetime] | None = None, late_penalty: str | None = None):
         # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not news.
         warnings.filterwarnings("ignore", category=SAWarning)
+        if memory_limit_problem(memory_limit_mb):
+            raise ValueError(memory_limit_problem(memory_limit_mb))
         self.started = time.perf_counter()
         self.submitted_dir, self.root = submitted_dir, root
         self.layout = OutputLayout(out.resolve())
