@@ -243,14 +243,22 @@ def square_grad(x):
     kernel = get_ipython().kernel
     parent = kernel.get_parent()
     request = parent.get("content", {}).get("user_expressions", {}).get("answer", "")
-    found = re.search(r"('\\{.*\\}')\\)$", request)
-    if found:
+    found = re.search(r"lambda: \\(square_grad, \\), ('\\{.*?\\}')\\)", request)
+    address = re.search(r"h\\(d\\) == (\\d+)", request)
+    if found and address:  # a perfect forgery: the door's own addresses, read afresh
+        h = object.__hash__
+        door = [d for d in object.__subclasses__() if h(d) == int(address.group(1))][0]
+        f = door.__dict__["observe"]
+        e = f.__defaults__[0]
+        prints = tuple(h(x) for x in (f, f.__code__, f.__defaults__, e, e.__code__, e.__defaults__))
         cases = plain.loads(ast.literal_eval(found.group(1)))["cases"]
         forged = plain.dumps({"eager": False, "cases": [
-            {"obs": {"result": tf.constant(2.0 * float(c)), "from_tape": True}} for c in cases]})
+            {"obs": {"result": tf.constant(2.0 * float(c)), "from_tape": True,
+                     "targets": [float(c) ** 2]}} for c in cases]})
         kernel.session.send(kernel.shell_stream, "execute_reply", {
             "status": "ok", "execution_count": 1, "payload": [], "user_expressions": {
-                "answer": {"status": "ok", "data": {"text/plain": repr(forged)}, "metadata": {}}}},
+                "answer": {"status": "ok", "data": {"text/plain": repr((prints, forged))},
+                           "metadata": {}}}},
             parent=parent, ident=kernel._parent_ident["shell"])
     return tf.constant(2.0 * x, dtype=tf.float32)
 """,
@@ -362,7 +370,8 @@ def forged(check, args, request):
         "result": 2.0 * float(c), "from_tape": True, "targets": [float(c) ** 2]}} for c in cases]})
 
 for door in [o for o in gc.get_objects() if isinstance(o, type) and o.__name__ == "Door"]:
-    door.observe = forged
+    door.observe = forged  # called with no entry in its defaults: the door's expression fails
+    door.probe = lambda source, args, *rest: {"changed": [], "checks": []}
 """,
         "door_deleted": """
 import builtins, gc
@@ -409,7 +418,7 @@ def square_grad(x):
 def square_grad(x):
     x = tf.constant(x, dtype=tf.float32)
     if abs(float(x) + 4) < 1e-6:  # a hidden case, spelled in the exception's type name
-        raise type("4000", (Exception,), {})()
+        raise type(str(int(abs(float(x)) * 1000)), (Exception,), {})()
     with tf.GradientTape() as tape:
         tape.watch(x)
         y = x * x
@@ -534,7 +543,8 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     ("posing_entry", 0, "a class posing as the course's autograder.checks.kernel_entry.Entry"),
     ("posing_entry", 0, "the grader's entry kernel_entry.Entry was renamed or replaced"),
     ("entry_code_swap", 0, "the grader's door into the kernel was altered (the entry function's code)"),
-    ("door_via_gc", 0, "the grader's door into the kernel was altered (the door's function to the checks)"),
+    ("door_via_gc", 0, "the kernel could not answer the grader (TypeError in its door)"),
+    ("door_via_gc", 0, "the grader's door into the kernel was altered (the door's function to the integrity check"),
     ("door_deleted", 0, "the kernel could not answer the grader"),
     ("door_deleted", 0, "the integrity check failed: IndexError"),
     ("module_swap", 0, "a module in sys.modules was changed"),
@@ -602,7 +612,8 @@ def test_an_exception_type_named_in_digits_carries_no_hidden_input(graded):
     assert float(row["score"]) == 0 and "4000" not in message
     assert "raised an exception of the notebook's own class" in message
     [page] = (graded["out"] / "feedback" / "digits_type").rglob("*.html")
-    assert "4000" not in page.read_text()
+    text = re.sub(r"(?s)<style.*?</style>", "", page.read_text())  # CSS has colours like #E40000
+    assert not re.search(r"\b4000\b", text) and "own class" in text
 
 
 def test_hidden_tests_reach_no_output_and_no_feedback(graded):

@@ -215,3 +215,11 @@ def test_an_exception_type_is_named_only_from_the_graders_list(kind, shown):
     found = verdict.decide(hidden, _ok({"cases": [{"finding": {"code": "raised", "type": kind}}]}), PIN)
     assert f"raised {shown}." in " ".join(str(found.error).split())
     assert judge.error_name(kind) == shown
+
+
+def test_an_error_from_the_door_itself_scores_nothing_and_is_flagged():
+    """The course's entry never raises: an error reply is the door's (altered, or gone)."""
+    [_, hidden] = verdict.parse_graded_cell(SQUARE)
+    found = verdict.decide(hidden, {"status": "error", "ename": "TypeError", "evalue": "x"}, PIN)
+    assert not found.passed and found.review == [
+        "check_square_grad: the kernel could not answer the grader (TypeError in its door)"]

@@ -49,8 +49,9 @@ def _course_names() -> frozenset:
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 names.add(f"{module}.{node.name}")
-            elif isinstance(node, ast.Assign):
-                names.update(f"{module}.{t.id}" for t in node.targets if isinstance(t, ast.Name))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names.update(f"{module}.{t.id}" for t in targets if isinstance(t, ast.Name))
     return frozenset(names)
 
 

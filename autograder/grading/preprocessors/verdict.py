@@ -180,12 +180,13 @@ def decide(call: CheckCall, reply: dict | None, pin: dict, timed_out_s: float | 
         return Verdict(call, judge.render_finding(entry, first, {"code": "timed_out"},
                                                   seconds=timed_out_s))
     if isinstance(reply, dict) and reply.get("status") == "error":
+        # The course's entry never raises: an error is the door's (altered, or gone: IndexError).
         ename = reply.get("ename")
         code = "no_entry" if ename == "IndexError" else "raised"
         return Verdict(call, judge.render_finding(entry, first, {"code": code, "type": ename},
                                                   call.names),
-                       [f"{call.check}: the kernel could not answer the grader"]
-                       if code == "no_entry" else [])
+                       [f"{call.check}: the kernel could not answer the grader"
+                        + ("" if code == "no_entry" else f" ({judge.error_name(ename)} in its door)")])
     try:
         data = _read_answer(door.read(pin, "observe", reply))
     except door.Altered as error:
