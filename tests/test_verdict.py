@@ -108,7 +108,7 @@ def test_a_finding_is_worded_by_the_grader_whatever_the_kernel_sends():
     assert "M19" in message  # eager left on: the grader's own note
     raised = verdict.decide(hidden, _ok({"cases": [{"finding": {"code": "raised",
                                                                 "type": "Bad\nName"}}]}), PIN)
-    assert "raised an exception of the notebook's own class." in " ".join(str(raised.error).split())
+    assert f"raised {judge.HIDDEN_TYPE}." in " ".join(str(raised.error).split())
 
 
 @pytest.mark.parametrize("reply", [
@@ -211,10 +211,12 @@ def test_every_exercise_says_the_idea_it_grades():
     (4000, judge.OWN_CLASS), (["ValueError"], judge.OWN_CLASS),
 ])
 def test_an_exception_type_is_named_only_from_the_graders_list(kind, shown):
-    [_, hidden] = verdict.parse_graded_cell(SQUARE)
-    found = verdict.decide(hidden, _ok({"cases": [{"finding": {"code": "raised", "type": kind}}]}), PIN)
-    assert f"raised {shown}." in " ".join(str(found.error).split())
+    visible, hidden = verdict.parse_graded_cell(SQUARE)
+    answer = _ok({"cases": [{"finding": {"code": "raised", "type": kind}}]})
+    assert f"raised {shown}." in " ".join(str(verdict.decide(visible, answer, PIN).error).split())
     assert judge.error_name(kind) == shown
+    # On a hidden case no type is named: which known type was raised is the student's choice.
+    assert f"raised {judge.HIDDEN_TYPE}." in " ".join(str(verdict.decide(hidden, answer, PIN).error).split())
 
 
 def test_an_error_from_the_door_itself_scores_nothing_and_is_flagged():

@@ -90,6 +90,9 @@ KNOWN_ERRORS = frozenset(
 
 #: How a message names an exception whose type is not one of :data:`KNOWN_ERRORS`.
 OWN_CLASS = "an exception of the notebook's own class"
+#: How a message names an exception raised on a hidden case: which of the ~60 known types the
+#: student's code raised is its choice, so it could spell a hidden input (about 6 bits a cell).
+HIDDEN_TYPE = "an exception (its type is not shown for a hidden case)"
 
 
 def error_name(kind) -> str:
@@ -210,14 +213,16 @@ def render_finding(entry: Exercise, ctx: Context, finding, names=(),
     the catalogue's words, a known code in :data:`FINDINGS` (or the exercise's own), anything
     else as "did not pass". No string of the kernel's reaches the message: ``type`` is shown only
     when it is one of :data:`KNOWN_ERRORS` or one of ``names`` (the names a test cell passes,
-    which a NameError may name), else as :data:`OWN_CLASS`; ``seconds`` (the grader's time
-    limit, for ``timed_out``) is formatted here."""
+    which a NameError may name), else as :data:`OWN_CLASS`, and never for a hidden case
+    (:data:`HIDDEN_TYPE`); ``seconds`` (the grader's time limit, for ``timed_out``) is formatted
+    here."""
     finding = finding if isinstance(finding, dict) else {}
     mistake, code, kind = finding.get("mistake"), finding.get("code"), finding.get("type")
     if seconds is not None:
         kind = f"{seconds:.0f}"
     elif not (isinstance(kind, str) and kind in names):
-        kind = "a name of the notebook's" if code == "not_defined" else error_name(kind)
+        kind = "a name of the notebook's" if code == "not_defined" else \
+            HIDDEN_TYPE if ctx.hidden else error_name(kind)
     if isinstance(mistake, str) and mistake in CATALOGUE:
         _, does, instead = CATALOGUE[mistake]
         known = entry.findings.get(code) if isinstance(code, str) else None

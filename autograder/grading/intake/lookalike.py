@@ -76,21 +76,28 @@ def mixed_scripts(name: str) -> list[str]:
 
 
 def alike(names) -> dict[str, tuple[list[str], list[str]]]:
-    """Each of ``names`` that reads like another -> (the names with its skeleton, the names that
-    differ from it only in case, each list sorted, without the name itself)."""
+    """Each of ``names`` that reads like another -> (the names with its skeleton, white space at
+    its ends and in runs aside, and the names that differ from it only in case, each list
+    sorted, without the name itself)."""
     names = sorted(set(names))
     by_skeleton: dict[str, list[str]] = {}
     by_case: dict[str, list[str]] = {}
     for name in names:
-        by_skeleton.setdefault(skeleton(name), []).append(name)
+        by_skeleton.setdefault(_shape(name), []).append(name)
         by_case.setdefault(name.casefold(), []).append(name)
     found = {}
     for name in names:
-        looks = [n for n in by_skeleton[skeleton(name)] if n != name]
+        looks = [n for n in by_skeleton[_shape(name)] if n != name]
         case = [n for n in by_case[name.casefold()] if n != name and n not in looks]
         if looks or case:
             found[name] = (looks, case)
     return found
+
+
+def _shape(name: str) -> str:
+    """What a name reads as on a page: its skeleton with white space at its ends dropped and runs
+    of it made one (``'ada_full '`` and ``' ada_full'`` read as ``ada_full``)."""
+    return skeleton(" ".join(name.split()))
 
 
 def ascii_form(name: str) -> str:

@@ -120,15 +120,21 @@ def assign_ids(names: list[str], path: Path | None = None) -> dict[str, str]:
 
 
 def _assign(names: list[str], known: dict[str, str]) -> dict[str, str]:
-    """``known`` with an id for each new name: its own where nbgrader can use it, it is ASCII and
-    no other folder or id reads like it or holds it (these first), else :func:`derived_id`."""
+    """``known`` with an id for each new name: its own where nbgrader can use it, it is ASCII,
+    no other id holds it and no other folder or id differs from it only in case (these first),
+    else :func:`derived_id`.
+
+    An ASCII name that merely reads like another (``ada_fu1l``, ``ada_full``) keeps its name: both
+    are distinct logins, and giving the classmate's folder a safe id would break her row in the
+    LMS files; :func:`lookalike_notes` flags both. Names that differ only in case both get safe
+    ids: Canvas matches logins without case, so one student's row could overwrite the other's."""
     ids = dict(known)
     taken = set(known.values())
     new = sorted(set(names) - known.keys())
-    readalike = alike({*names, *known, *taken})
+    case_twins = {name for name, (_, case) in alike({*names, *known, *taken}).items() if case}
     for name in new:
         if STUDENT_ID.fullmatch(name) and name.isascii() and name not in taken and \
-                not DERIVED.fullmatch(name) and name not in readalike:
+                not DERIVED.fullmatch(name) and name not in case_twins:
             ids[name] = name
             taken.add(name)
     for name in new:
