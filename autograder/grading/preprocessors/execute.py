@@ -293,8 +293,10 @@ class GradingExecute(Execute):
         """Make the grader's door into the kernel (:mod:`.preprocessors.door`), before any cell a
         student can edit has run, and keep its addresses. Returns None when it was made, else the
         integrity check's findings saying why not."""
+        # Before the set-up cell (a student's cell put first) the pin imports what it imports,
+        # TensorFlow included: as long as a cell may take.
         result, problem = await self._ask(door.pin_expression(self._token, self._course),
-                                          self.probe_timeout_s)
+                                          max(self.probe_timeout_s, self.timeout or 0))
         self._door = door.read_pin(result) if problem is None else None
         if self._door is not None:
             return None
