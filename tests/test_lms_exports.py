@@ -3,7 +3,9 @@ gradebook: two assignments, three students: one has an id that is a spreadsheet 
 name with a newline, one did not submit the second assignment and submitted the first late, with a
 penalty set on the submitted notebook as nbgrader's ``AssignLatePenalties`` does. The files
 are written by ``write_lms_exports``, by the plugins with nbgrader's ``--student`` selection, and by
-``nbgrader export --exporter ...`` as an instructor runs it.
+``nbgrader export --exporter ...`` as an instructor runs it. Then the same gradebook with one more
+student per status of ``grades.csv`` (as ``course grade`` writes it, by ``write_exports``): the LMS
+files score each as ``grades.csv`` does, empty only for "not submitted" and "grader failed".
 """
 import csv
 import os
@@ -147,3 +149,90 @@ def test_nbgrader_export_command(gradebook_url, tmp_path, plugin, expected):
     assert result.returncode == 0, result.stdout + result.stderr
     assert f"Using exporter: {plugin}" in result.stderr
     assert _read(dest) == expected
+
+
+# One student per status grades.csv can give the first assignment (its `status` column,
+# NotebookGrade.status of each notebook, joined): (outcome of each notebook, the gradebook's grades
+# of the submission or None where nbgrader holds none, the LMS cell). A submission `course grade`
+# never recorded scores 0 in grades.csv; only "not submitted" and "grader failed" stay empty.
+STATUS_CASES = {
+    "nia": (["needs manual grading"], {"q1": (4, None), "q2": (None, None)}, "4"),
+    "kai": (["kernel_died"], {"q1": (0, None), "q2": (None, None)}, "0"),  # recorded with 0
+    "uma": (["unreadable"], None, "0"),
+    "fay": (["failed"], None, "0"),  # recording it in the gradebook failed: grades.csv's 0
+    "ned": (["not_submitted"], None, ""),
+    "gil": (["grader_failed"], None, ""),  # no grade by design: graded again next run
+    "hal": (["grader_failed"], {"q1": (4, None), "q2": (None, 0)}, "4"),  # an earlier run's
+    "pia": (["unreadable", "not_submitted"], None, "0"),
+    "qin": (["unreadable", "grader_failed"], None, ""),
+}
+
+
+def _notebook_grade(student: str, notebook: str, status: str):
+    from autograder.grading.failures import Outcome
+    from autograder.grading.run.results import NotebookGrade
+
+    if status == "needs manual grading":
+        return NotebookGrade(student, A1, notebook, scores={"q1": (4.0, 4.0), "q2": (0.0, 6.0)},
+                             manual={"q2": None}, executed=True)
+    return NotebookGrade(student, A1, notebook, outcome=Outcome(status),
+                         executed=status != "not_submitted")
+
+
+def test_lms_files_score_every_status_as_grades_csv_does(gradebook_url, tmp_path):
+    from traitlets.config import Config
+
+    from autograder.grading.layout import OutputLayout
+    from autograder.grading.run.reports import write_exports
+
+    with Gradebook(gradebook_url, COURSE) as gb:
+        for student, (_, cells, _) in STATUS_CASES.items():
+            gb.add_student(student, last_name=student.title())
+            if cells is not None:
+                gb.add_submission(A1, student, timestamp="2025-03-01 09:00:00")
+                for cell, (auto, manual) in cells.items():
+                    grade = gb.find_grade(cell, "tape", A1, student)
+                    grade.auto_score, grade.manual_score = auto, manual
+                    grade.needs_manual_grade = auto is None and manual is None
+        gb.db.commit()
+    grades = [_notebook_grade("ada", "tape", "graded"), _notebook_grade("ben", "tape", "graded")]
+    grades += [_notebook_grade(student, notebook, status)
+               for student, (statuses, _, _) in STATUS_CASES.items()
+               for notebook, status in zip(["tape", "extra"], statuses)]
+    config = Config()
+    config.CourseDirectory.db_url, config.CourseDirectory.course_id = gradebook_url, COURSE
+    layout = OutputLayout(tmp_path / "grading")
+    layout.out.mkdir()
+    write_exports(config, grades, layout)  # grades.csv, as `course grade` writes it
+    canvas_path, moodle_path = write_lms_exports(gradebook_url, COURSE, layout.out)
+
+    canvas = {row[3]: dict(zip((A1, A2), row[5:])) for row in _read(canvas_path)[2:]}
+    moodle = {row[0]: dict(zip((A1, A2), row[3:])) for row in _read(moodle_path)[1:]}
+    assert canvas == moodle
+    # EVE's rows are left out: nbgrader does not quote its cells, so her id's comma and her
+    # name's newline break them.
+    with open(layout.grades_csv, newline="", encoding="utf-8") as handle:
+        theirs = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(handle)
+                  if r["student_id"] in canvas and r["student_id"] != "'" + EVE}
+    assert {s for _, s in theirs} == {"ada", "ben", *STATUS_CASES} and len(theirs) == 2 * 11
+    seen = {}
+    for (assignment, student), row in theirs.items():
+        ours = canvas[student][assignment]
+        seen[student, assignment] = (row["status"], row["score"], ours)
+        statuses = set(row["status"].split("; "))
+        unrecorded = row["timestamp"] == ""  # nbgrader's grades.csv: no submission in the gradebook
+        if statuses <= {"not submitted"} and unrecorded or "grader failed" in statuses and unrecorded:
+            assert ours == "", (student, assignment, row)
+        else:  # exactly grades.csv's score, late penalty taken off
+            assert ours == f"{float(row['score']):.2f}".rstrip("0").rstrip("."), (student, row)
+    # Status by status, as grades.csv names them.
+    for student, (statuses, _, cell) in STATUS_CASES.items():
+        status = "; ".join(_notebook_grade(student, "x", s).status for s in statuses)
+        assert seen[student, A1][0] == status and seen[student, A1][2] == cell, seen[student, A1]
+        assert seen[student, A2] == ("not submitted", "0.0", ""), seen[student, A2]
+    assert seen["ada", A1] == ("graded", "9.0", "9") and seen["ben", A1] == ("graded", "3.0", "3")
+    assert seen["ben", A2] == ("not submitted", "0.0", "")
+    assert {seen[s, A1][0] for s in STATUS_CASES} >= {
+        "needs manual grading", "kernel died", "unreadable", "failed", "not submitted",
+        "grader failed"}
+

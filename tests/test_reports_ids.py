@@ -248,6 +248,25 @@ LOOKALIKE = "\u0430da"  # a Cyrillic a, then "da": it reads as "ada"
 
 
 @pytest.fixture(scope="module")
+
+def test_the_lms_files_score_each_submission_as_grades_csv_does(first):
+    out = first[3]
+    with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
+        theirs = {r["student_id"]: r for r in csv.DictReader(handle)}
+    with open(out / "canvas_grades.csv", newline="", encoding="utf-8") as handle:
+        canvas = {row[3]: row[5] for row in list(csv.reader(handle))[2:]}
+    with open(out / "moodle_grades.csv", newline="", encoding="utf-8") as handle:
+        moodle = {row[0]: row[3] for row in list(csv.reader(handle))[1:]}
+    assert canvas == moodle and set(canvas) == set(theirs)
+    for student, row in theirs.items():
+        expected = "" if row["status"] == "not submitted" else \
+            f"{float(row['score']):.2f}".rstrip("0").rstrip(".")
+        assert canvas[student] == expected, (student, row["status"], row["score"])
+    assert {r["status"] for r in theirs.values()} == {"needs manual grading", "unreadable", "not submitted"}
+    assert (theirs["bob"]["status"], canvas["bob"]) == ("unreadable", "0")
+    assert (theirs["cy"]["status"], canvas["cy"]) == ("not submitted", "")
+
+
 def second(first):
     """A person grades jane's two cells in the formgrader's way; a new folder is named as jane's
     id, another reads like ada's (LOOKALIKE, ada's notebook); the class is graded again with

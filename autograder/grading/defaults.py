@@ -58,6 +58,12 @@ KERNEL_ENV = {
     "PYTHONWARNINGS": "ignore",
 }
 
+# Added to KERNEL_ENV for the kernels that autograde (kernels.managers.LimitedKernelManager and
+# its sandboxed subclass, warm or cold): nbgrader's own variable, which its autograder sets to
+# "autograde" (its Validate, to "validate") and instructors' notebooks read. A run of the
+# solutions (course release) is no autograde and does not get it.
+AUTOGRADE_ENV = {"NBGRADER_EXECUTION": "autograde"}
+
 # TensorFlow's own log lines on stderr (C++ absl/glog lines, Python tf logger, CPU feature notice).
 # nbgrader scores any stderr in a test cell as 0; these lines are never the student's fault (G08).
 TF_LOG_LINE = re.compile(
@@ -120,7 +126,8 @@ MPL_CONFIG_DIR = f"{WORKDIR}/.config/matplotlib"
 NOBODY = 65534
 
 # Environment variables passed into the sandbox (everything else is cleared).
-PASSED_ENV = ("LANG", "LC_ALL", "PYTHONWARNINGS", "WORKBOOK_FAST", "PYTHONHASHSEED")
+PASSED_ENV = ("LANG", "LC_ALL", "PYTHONWARNINGS", "WORKBOOK_FAST", "PYTHONHASHSEED",
+              "NBGRADER_EXECUTION")
 
 PASSED_ENV_PREFIXES = ("TF_", "OMP_", "OPENBLAS_", "MKL_", "CUDA_")
 

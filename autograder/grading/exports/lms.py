@@ -2,7 +2,13 @@
 per assignment, each cell the assignment's total score in points (rounded to 0.01) with the late
 penalty nbgrader recorded taken off, as nbgrader's own ``grades.csv`` computes it:
 ``max(0, score - late_submission_penalty)`` (``Submission.score`` is the sum of the grades and does
-not include the penalty). A student with no submission of an assignment gets an empty cell, not 0.
+not include the penalty). A student with no submission of an assignment in the gradebook gets an
+empty cell ("no grade"), except where ``grades.csv`` of ``course grade`` (the plugins' ``grades_csv``,
+given by :func:`write_lms_exports`) says the student submitted it: a submission whose notebooks
+could not be read ("unreadable"), or that failed before nbgrader recorded it, scores 0 there and
+here. So the LMS files score every submission as ``grades.csv`` does, and an empty cell is left
+only for "not submitted" and for "grader failed" with no earlier grade in the gradebook (the
+grader's own failure, never the student's grade: the next run grades it again).
 
 Both are nbgrader export plugins (``nbgrader export --exporter
 autograder.grading.exports.lms.CanvasExportPlugin --to canvas_grades.csv``; ``--student`` and
@@ -51,13 +57,16 @@ removes a grade already in Moodle for that item.
 """
 from __future__ import annotations
 
+import csv
 import re
 from pathlib import Path
 
 from nbgrader.api import Gradebook
 from nbgrader.plugins import ExportPlugin
+from traitlets import Unicode
 
-from autograder.grading.report_text import write_csv
+from autograder.grading.layout import OutputLayout
+from autograder.grading.report_text import csv_cell, write_csv
 
 
 def _points(value: float) -> str:
@@ -69,6 +78,11 @@ class _LmsExportPlugin(ExportPlugin):
     """The gradebook as one table: :meth:`table` gives the header and the rows."""
 
     default_file = ""
+    grades_csv = Unicode("", help="the grades.csv of a course grade run (its status column): "
+                         "a submission it names that the gradebook does not hold scores 0, as "
+                         "there, unless its status is 'not submitted' or 'grader failed'; empty: "
+                         "every submission the gradebook does not hold is left empty").tag(
+                             config=True)
 
     def export(self, gradebook: Gradebook) -> None:
         dest = Path(self.to or self.default_file)
@@ -83,6 +97,12 @@ class _LmsExportPlugin(ExportPlugin):
             for submission in assignment.submissions:
                 scores[assignment.name, submission.student_id] = max(
                     0.0, submission.score - submission.late_submission_penalty)
+        scored = submitted_unrecorded(Path(self.grades_csv)) if self.grades_csv else set()
+        for assignment in assignments:
+            for student in students:
+                key = (assignment.name, student.id)
+                if key not in scores and (csv_cell(key[0]), csv_cell(key[1])) in scored:
+                    scores[key] = 0.0  # grades.csv's 0 for a submission it could not grade
         header, rows = self.table(assignments, students, scores)
         self.log.info("Exporting grades to %s", dest)
         write_csv(dest, header, rows)
@@ -94,6 +114,38 @@ class _LmsExportPlugin(ExportPlugin):
     def _grades(assignments, student, scores) -> list[str]:
         return [_points(scores[a.name, student.id]) if (a.name, student.id) in scores else ""
                 for a in assignments]
+
+
+def submitted_unrecorded(grades_csv: Path) -> set[tuple[str, str]]:
+    """The ``(assignment, student_id)`` of each row of ``grades.csv`` (as written: each cell
+    through :func:`~.report_text.csv_cell`) whose ``status`` (one per notebook, joined by "; ")
+    is neither only "not submitted" nor holds "grader failed" (no grade by design: the grader's
+    failure, graded again by the next run): the submissions it scores, 0 where the gradebook holds
+    none. A file that is missing or has no ``status`` column last gives none.
+
+    Args:
+        grades_csv: the file ``course grade`` writes (:attr:`.layout.OutputLayout.grades_csv`).
+    Returns:
+        the keys, as their cells are written in the file.
+    """
+    try:
+        with open(grades_csv, newline="", encoding="utf-8", errors="replace") as handle:
+            header, *rows = list(csv.reader(handle)) or [[]]
+    except OSError:
+        return set()
+    if header[-1:] != ["status"] or not {"assignment", "student_id"} <= set(header):
+        return set()
+    # Columns before the names and the last one: nbgrader's cells are not quoted, so a comma in a
+    # name shifts the columns between them.
+    at, sid = header.index("assignment"), header.index("student_id")
+    keys = set()
+    for row in rows:
+        if len(row) < len(header):
+            continue
+        statuses = set(row[-1].split("; "))
+        if "grader failed" not in statuses and statuses - {"not submitted"}:
+            keys.add((row[at], row[sid]))
+    return keys
 
 
 class CanvasExportPlugin(_LmsExportPlugin):
@@ -132,13 +184,16 @@ class MoodleExportPlugin(_LmsExportPlugin):
 
 def write_lms_exports(db_url: str, course_id: str, out: Path) -> list[Path]:
     """Write ``canvas_grades.csv`` and ``moodle_grades.csv`` of the gradebook at ``db_url`` into
-    ``out`` (created if missing); returns their paths."""
+    ``out`` (created if missing), scoring each submission as ``out/grades.csv`` does where that
+    file is there (``course grade`` writes it first; see the module); returns their paths."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    grades_csv = OutputLayout(out).grades_csv
     paths = []
     with Gradebook(db_url, course_id) as gradebook:
         for plugin in (CanvasExportPlugin, MoodleExportPlugin):
             path = out / plugin.default_file
-            plugin(to=str(path)).export(gradebook)
+            plugin(to=str(path), grades_csv=str(grades_csv) if grades_csv.exists() else "").export(
+                gradebook)
             paths.append(path)
     return paths

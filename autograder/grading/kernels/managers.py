@@ -4,7 +4,8 @@ Grading kernels run in "grading mode": :data:`~.defaults.KERNEL_ENV` (fast mode,
 log off, Python warnings ignored). That environment is given to each kernel at its start by
 :class:`GradingKernelManager`, never written into the environment of the process that loads the
 configuration: a Jupyter server loads this course's ``nbgrader_config.py`` too (nbgrader's server
-extension), and the kernels a student starts from it must run exactly as anywhere else.
+extension), and the kernels a student starts from it must run exactly as anywhere else. The
+kernels that autograde also get ``NBGRADER_EXECUTION=autograde``, as nbgrader's own do.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Bool, DottedObjectName, Dict, Integer, Type, Unicode
 
 from autograder.grading.defaults import (
+    AUTOGRADE_ENV,
     KERNEL_DIR_MAX_BYTES,
     KERNEL_DIR_MAX_ENTRIES,
     KERNEL_ENV,
@@ -87,7 +89,8 @@ class GradingKernelClient(AsyncKernelClient):
 class LimitedKernelManager(GradingKernelManager):
     """A jupyter_client kernel manager whose kernel's address space is capped at
     ``memory_limit_bytes`` (a runaway allocation raises ``MemoryError`` in the student's cell),
-    in grading mode (:class:`~.kernels.managers.GradingKernelManager`), in a cgroup of its own
+    in grading mode (:class:`~.kernels.managers.GradingKernelManager`) with nbgrader's
+    ``NBGRADER_EXECUTION=autograde`` (:data:`~.defaults.AUTOGRADE_ENV`), in a cgroup of its own
     (:class:`~.kernels.kernel_cgroup.KernelCgroup`) where it can be made: all the kernel's processes together
     have ``memory_limit_bytes`` (past it the kernel is killed) and at most ``max_tasks`` tasks.
 
@@ -118,6 +121,11 @@ class LimitedKernelManager(GradingKernelManager):
     # the first cell the student can edit), "student" (a cell sent after that one: the student's
     # code may run), "ended" (its death was noted).
     phase = "ended"
+
+    kernel_env = Dict({**KERNEL_ENV, **AUTOGRADE_ENV}, help="variables every kernel it starts "
+                      "gets, unless already set in the launch environment: grading mode and "
+                      "NBGRADER_EXECUTION=autograde, as nbgrader's autograder sets it").tag(
+                          config=True)
 
     def format_kernel_cmd(self, extra_arguments=None) -> list[str]:
         return launcher(self.memory_limit_bytes, drop_root=False) + \
