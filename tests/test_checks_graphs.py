@@ -514,3 +514,135 @@ def test_make_celsius_rejects_a_formula_in_py_function():
         return tf.function(lambda c: tf.py_function(lambda v: v * 9 / 5 + 32, [c], tf.float32),
                            input_signature=[tf.TensorSpec(None, tf.float32)])
     fails_with(checks.check_make_celsius_to_fahrenheit, make, "M21", "tf.py_function")
+
+
+# ------------------------------------------------------------------ review round: causes worded right
+
+class AccumulatorNumpy(tf.Module):
+    """.numpy() on the variable inside the tf.function: TensorFlow raises NotImplementedError
+    ("numpy() is only available when eager execution is enabled"), which is not the stub."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = tf.Variable(0.0)
+
+    @tf.function
+    def add(self, x):
+        self.total.assign_add(x)
+        return self.total.numpy()
+
+
+class AccumulatorStub(tf.Module):
+    """The release's stub, in a tf.function method: the trace re-raises it with a message."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = tf.Variable(0.0)
+
+    @tf.function
+    def add(self, x):
+        raise NotImplementedError()
+
+
+def test_numpy_inside_a_tf_function_is_m16_not_an_unwritten_exercise():
+    error = fails_with(checks.check_accumulator, AccumulatorNumpy, "M16",
+                       "numpy() is only available when eager execution is enabled",
+                       ".numpy() only on what the tf.function returned")
+    assert "not written yet" not in flat(error) and "tf.py_function" not in flat(error)
+    error = fails_with(checks.check_accumulator, AccumulatorStub, None, "not written yet")
+    assert error.code == "not_answered"
+
+
+def test_grading_numpy_inside_a_tf_function_words_m16():
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_accumulator", AccumulatorNumpy, [[5.0, -1.5]])
+    message = flat(info.value)
+    assert info.value.mistake == "M16" and "not written yet" not in message, message
+    assert "tf.py_function" not in message and "-1.5" not in message
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_accumulator", AccumulatorStub, [[5.0]])
+    assert info.value.code == "not_answered"
+
+
+def test_variable_inside_a_tf_function_is_named_for_the_first_calls_second_trace():
+    error = fails_with(checks.check_accumulator, AccumulatorVariableInside, "M07",
+                       "twice on its first call", "the second trace created a tf.Variable")
+    assert "later call" not in flat(error)
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_accumulator", AccumulatorVariableInside, [[5.0]])
+    message = flat(info.value)
+    assert info.value.mistake == "M07" and "traced twice on its first call" in message, message
+    assert "on a later call" not in message
+
+
+@tf.function
+def noisy_square_numpy(x):
+    print("square of", x.numpy())
+    return x * x
+
+
+def test_noisy_square_with_numpy_is_sent_to_tf_print_not_to_py_function():
+    # tf.py_function is what this check refuses: the fix is the one the exercise accepts.
+    error = fails_with(checks.check_noisy_square, noisy_square_numpy, "M16",
+                       "symbolic", 'tf.print("square of", x)')
+    assert error.code == "numpy_in_graph"
+    assert "wrap Python-only code in tf.py_function" not in flat(error)
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_noisy_square", noisy_square_numpy, [[-1.5, 4]])
+    message = flat(info.value)
+    assert info.value.mistake == "M16" and 'tf.print("square of", x)' in message, message
+    assert "-1.5" not in message and "or tf.py_function" not in message
+
+
+def grad_through_jacobian(f, x):
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    return tape.jacobian(y, x)
+
+
+def grad_through_batch_jacobian(f, x):
+    xs = tf.reshape(x, [1, 1])
+    with tf.GradientTape() as tape:
+        tape.watch(xs)
+        y = tf.reshape(f(xs[0, 0]), [1, 1])
+    return tape.batch_jacobian(y, xs)[0, 0, 0]
+
+
+def test_grad_through_accepts_every_spelling_of_a_tape_gradient():
+    # tape.jacobian passes in 01 and 02: the same recorder (harness.wrapping_tape_calls) here.
+    cases = [("poly", -1.0), ("branchy", 0.5), ("sin_x", 1.2),
+             ({"coefficients": [0.5, -1.0, 0.0, 0.25]}, 1.7)]
+    checks.check_grad_through(grad_through_jacobian, cases=cases, hidden=True)
+    checks.check_grad_through(tf.function(grad_through_jacobian), cases=cases, hidden=True)
+    _graded("check_grad_through", grad_through_jacobian, [["poly", -1.5], ["branchy", 0.5]])
+
+
+def test_grad_through_batch_jacobian_is_recorded_as_a_tape_gradient():
+    # the result is an entry of the jacobian, not the call's result itself: no tape produced
+    # that tensor, as for tape.gradient(y, x)[0] in 01
+    from autograder.checks.harness import recording_gradients
+    f = tf.function(checks.GRAD_FUNCTIONS["poly"])
+    with recording_gradients() as record:
+        grad_through_batch_jacobian(f, tf.constant(2.0))
+    assert [tuple(result.shape) for *_, result in record.calls] == [(1, 1, 1)]
+    assert float(record.calls[0][3][0, 0, 0]) == pytest.approx(10.0)
+
+
+def test_grad_through_with_jacobian_still_rejects_the_wrong_answers():
+    def jacobian_of_a_formula(f, x):  # poly's derivative handed back through x * formula
+        formula = tf.stop_gradient(3 * x ** 2 - 2.0)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            t = x * formula
+        return tape.jacobian(t, x)
+    fails_with(checks.check_grad_through, grad_through_by_hand, "M21", "no tape computed it")
+    error = fails_with(checks.check_grad_through, jacobian_of_a_formula, "M21", "not f(x)",
+                       cases=[("poly", 2.0)])
+    assert error.code == "target_not_f"
+
+    def unwatched(f, x):
+        with tf.GradientTape() as tape:
+            y = f(x)
+        return tape.jacobian(y, x)
+    fails_with(checks.check_grad_through, unwatched, "M01", "tape.watch")

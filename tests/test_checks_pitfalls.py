@@ -1,7 +1,7 @@
 """The checks of assignment 07 (autograder.checks.pitfalls) against right and known-wrong
 implementations: each right one passes, each broken one (the notebook's broken code) fails with
-its mistake of the course catalogue (M18, M19, M22-M28), and each answer that reaches the right
-numbers without the exercise's idea fails with M21 and a message that names the idea. The
+its mistake of the course catalogue (M13, M18, M19, M22-M28), and each answer that reaches the
+right numbers without the exercise's idea fails with M21 and a message that names the idea. The
 predictions pass when right and name the misconception a wrong one shows. Real TensorFlow, no
 mocks; the grading path (kernel half through kernel_entry, judged with reveal=False) is tested
 for several exercises."""
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import tensorflow as tf
 
-from autograder.checks import judge, pitfalls, plain
+from autograder.checks import judge, mistakes, pitfalls, plain
 from autograder.checks.compare import CheckFailed
 from autograder.checks.kernel_entry import Entry
 from tests.expect import fails_with, flat
@@ -647,6 +647,37 @@ def test_grading_td_update():
                    secrets=["0.99"])
 
 
+@tf.function
+def td_update_all_stopped(w, s, r, s_next, done, gamma, lr):  # the whole TD error held fixed
+    with tf.GradientTape() as tape:
+        if done:
+            target = r
+        else:
+            target = r + gamma * tf.reduce_sum(w * s_next)
+        delta = tf.stop_gradient(target - tf.reduce_sum(w * s))
+        loss = 0.5 * delta ** 2
+    w.assign_sub(lr * tape.gradient(loss, w))
+    return loss
+
+
+def test_td_update_names_stop_gradient_around_the_whole_td_error():
+    # tape.gradient gives None, and lr * None raises a bare ValueError inside TensorFlow: the
+    # check finds the StopGradient by experiment and says to hold only the target.
+    error = fails_with(pitfalls.check_td_update, td_update_all_stopped, "M13",
+                       "tf.stop_gradient holds the whole TD error", "only the target",
+                       "target = tf.stop_gradient(target)")
+    assert error.code == "stop_gradient_all" and "None values" not in flat(error)
+
+
+def test_grading_td_update_words_the_whole_td_error_stopped():
+    cases = [{"w": [1.5, 1.5], "gamma": 0.99, "lr": 0.05,
+              "steps": [{"s": [2.0, -1.0], "r": 0.25, "s_next": [1.0, 3.0], "done": False}]}]
+    error = graded_failure("check_td_update", (td_update_all_stopped,), cases, "M13",
+                           "hidden case 1", "whole TD error", "target = tf.stop_gradient(target)",
+                           secrets=["0.99", "1.5", "None values", "ValueError"])
+    assert error.code == "stop_gradient_all"
+
+
 # ---------------------------------------------------------------- rms_normalize
 
 @tf.function(jit_compile=True)
@@ -679,6 +710,26 @@ def test_grading_rms_normalize_words_the_fix_of_this_exercise():
                            "M18", "hidden case 1", "delete the tf.print line",
                            secrets=["0.5", "-2.0", "StringFormat"])
     assert "remove jit_compile" not in flat(error)
+
+
+@tf.function(jit_compile=True)
+def noisy_square_xla(x):  # 03's exercise compiled by XLA: there the print must stay
+    tf.print("square of", x)
+    return x * x
+
+
+def test_the_catalogued_m18_fix_fits_both_exercises_that_meet_it():
+    # 07 keeps jit_compile=True and loses the print; 03 (noisy_square) must print, so XLA
+    # goes. A kernel finding M18 without this exercise's code is worded by the catalogue.
+    fix = flat(mistakes.CATALOGUE["M18"][2])
+    assert "remove jit_compile=True from that function" not in fix
+    error = graded_failure("check_noisy_square", (noisy_square_xla,), [[2.5, 2]], "M18",
+                           "hidden case 1", "take tf.print", "out of the function",
+                           "leave jit_compile=True off it", secrets=["2.5", "StringFormat"])
+    assert error.code is None
+    error = graded_failure("check_rms_normalize", (rms_normalize_broken,), [[0.5, -2.0]],
+                           "M18", "keep @tf.function(jit_compile=True)")
+    assert error.code == "xla_print"
 
 
 def test_rms_normalize_rejects_the_right_values_without_xla():

@@ -36,19 +36,53 @@ def test_make_pipeline_accepts_shuffle_batch_prefetch(capsys):
     assert capsys.readouterr().out.count("passed") == 2
 
 
-@pytest.mark.parametrize("kwargs, says", [
-    ({"cast": False}, "float32"),
-    ({"shuffle_first": False}, "shuffle before batching"),
-    ({"batch": False}, ".batch(batch_size)"),
-    ({"shuffle_eval": True}, "only when training"),
-    ({"shuffle_train": False}, "not shuffled"),
-    ({"drop_remainder": True}, "drop_remainder"),
-    ({"reshuffle": False}, "reshuffle_each_iteration"),
-    ({"prefetch": False}, "prefetch"),
+@pytest.mark.parametrize("kwargs, mistake, says", [
+    ({"cast": False}, None, "float32"),
+    ({"shuffle_first": False}, None, "shuffle before batching"),
+    ({"batch": False}, None, ".batch(batch_size)"),
+    ({"shuffle_eval": True}, None, "only when training"),
+    ({"shuffle_train": False}, "M29", "not shuffled"),
+    ({"drop_remainder": True}, None, "drop_remainder"),
+    ({"reshuffle": False}, "M29", "reshuffle_each_iteration"),
+    ({"prefetch": False}, None, "prefetch"),
 ], ids=["float64_features", "shuffle_after_batch", "no_batch", "shuffled_eval", "no_shuffle",
         "drop_remainder", "same_order_every_epoch", "no_prefetch"])
-def test_make_pipeline_rejects_common_slips(kwargs, says):
-    fails(checks.check_make_pipeline, lambda *a: make_pipeline(*a, **kwargs), says=says)
+def test_make_pipeline_rejects_common_slips(kwargs, mistake, says):
+    fails(checks.check_make_pipeline, lambda *a: make_pipeline(*a, **kwargs), mistake, says=says)
+
+
+def make_pipeline_permuted_once(x, y, batch_size, training):
+    """Training examples permuted once by NumPy, no tf.data shuffle: one order every epoch."""
+    if training:
+        order = np.random.RandomState(0).permutation(len(x))
+        x, y = x[order], y[order]
+    ds = tf.data.Dataset.from_tensor_slices((x.astype("float32"), y))
+    return ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+
+def make_pipeline_cached_after_shuffle(x, y, batch_size, training):
+    ds = tf.data.Dataset.from_tensor_slices((x.astype("float32"), y))
+    if training:
+        ds = ds.shuffle(len(x)).cache()
+    return ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+
+
+def test_make_pipeline_words_a_fixed_order_for_what_was_written():
+    # No shuffle at all: add one (reshuffle_each_iteration means nothing to this student).
+    message = fails(checks.check_make_pipeline,
+                    lambda *a: make_pipeline(*a, shuffle_train=False), "M29", "no .shuffle stage")
+    assert "add .shuffle(len(x)) before .batch" in flat(message)
+    assert "reshuffle_each_iteration" not in message
+    message = fails(checks.check_make_pipeline, make_pipeline_permuted_once, "M29",
+                    "same order of examples in every epoch")
+    assert "permuted once" in flat(message) and "reshuffle_each_iteration" not in message
+    # A shuffle that keeps its order: say which argument, or which stage, does it.
+    message = fails(checks.check_make_pipeline, lambda *a: make_pipeline(*a, reshuffle=False),
+                    "M29", "reshuffle_each_iteration=False")
+    assert "leave reshuffle_each_iteration out" in flat(message)
+    assert "add .shuffle" not in flat(message)
+    fails(checks.check_make_pipeline, make_pipeline_cached_after_shuffle, "M29",
+          "cache() after the .shuffle")
 
 
 def test_make_pipeline_rejects_features_and_labels_shuffled_apart():
@@ -529,6 +563,12 @@ def test_grading_make_pipeline_and_eval_step():
     assert "shuffle before batching" in message.lower() and "64" not in message
     message = grading_message("check_make_pipeline", (make_pipeline_in_numpy,), cases)
     assert "[M21:" in message and "tf.data" in message
+    message = grading_message("check_make_pipeline", (make_pipeline_permuted_once,), cases)
+    assert message.startswith("[M29: training data in the same order every epoch]")
+    assert "add .shuffle(len(x))" in message and "reshuffle_each_iteration" not in message
+    message = grading_message("check_make_pipeline",
+                              (lambda *a: make_pipeline(*a, reshuffle=False),), cases)
+    assert "[M29:" in message and "leave reshuffle_each_iteration out" in message
     grade("check_make_eval_step", (make_eval_step,), [(5, 13, 3), (6, 64, 1)])
 
 

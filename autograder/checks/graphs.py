@@ -28,10 +28,10 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .capture import capture_output
-from .compare import fail
-from .harness import (GradientRecord, call, exercise_check, is_tf_function,
+from .compare import CheckFailed, fail
+from .harness import (GradientRecord, call, diagnose, exercise_check, is_tf_function,
                       recording_gradients, require_tf_function)
-from .judge.graphs import celsius_inputs, grad_function_spec, nearby
+from .judge.graphs import NUMPY_IN_GRAPH, celsius_inputs, grad_function_spec, nearby
 
 __all__ = [
     "check_square_if_positive", "check_noisy_square", "check_accumulator",
@@ -160,8 +160,10 @@ def all_op_types(fn, *input_signature) -> list[str]:
 
 @contextlib.contextmanager
 def recording_autodiff():
-    """:func:`harness.recording_gradients`, with ``ForwardAccumulator.jvp`` recorded too (a
-    forward-mode derivative is automatic differentiation as well): yields the
+    """:func:`harness.recording_gradients` (every tape call that asks for a gradient:
+    ``gradient``, ``jacobian``, ``batch_jacobian``, recorded as the checks of 01 and 02 record
+    them), with ``ForwardAccumulator.jvp`` recorded too (a forward-mode derivative is automatic
+    differentiation as well): yields the
     :class:`~autograder.checks.harness.GradientRecord`, whose ``produced(value)`` says whether a
     tape or an accumulator made ``value``."""
     accumulator = tf.autodiff.ForwardAccumulator
@@ -267,18 +269,28 @@ def collect_noisy_square(fn, case, ctx):
     Returns:
         ``{"results", "probe", "lines", "trace_lines", "op_types"}``.
     Raises:
-        CheckFailed: M18 for jit_compile=True; not_tf_function.
+        CheckFailed: M18 for jit_compile=True; M16 (code ``numpy_in_graph``) for .numpy() or
+            NumPy inside it, with this exercise's fix (tf.print); not_tf_function.
     """
     __tracebackhide__ = True
     x, calls = float(case[0]), int(case[1])
     require_tf_function(fn, ctx.exercise)
+
+    def numpy_in_graph(error):  # M16, with this exercise's fix: tf.print, not tf.py_function
+        found = diagnose(error, ctx.what)
+        if found and found[0] == "M16":
+            raise CheckFailed(found[1], "M16", NUMPY_IN_GRAPH[1],
+                              code="numpy_in_graph") from None
+
     with capture_output() as out:
-        got = [call(fn, _scalar(x), what=ctx.what) for _ in range(calls)]
+        got = [call(fn, _scalar(x), what=ctx.what, explain=numpy_in_graph)
+               for _ in range(calls)]
     with capture_output():
-        probe = call(fn, _scalar(nearby(x)), what=ctx.what)
+        probe = call(fn, _scalar(nearby(x)), what=ctx.what, explain=numpy_in_graph)
     spec = tf.TensorSpec([], tf.float32)
     with capture_output() as traced:
-        call(tf.function(fn.python_function).get_concrete_function, spec, what=ctx.what)
+        call(tf.function(fn.python_function).get_concrete_function, spec, what=ctx.what,
+             explain=numpy_in_graph)
     with capture_output():
         ops = all_op_types(fn, spec)
     return {"results": got, "probe": probe, "lines": printed_count(out, x),
@@ -408,7 +420,8 @@ def collect_grad_through(fn, case, ctx):
 
     A case names a function of :data:`GRAD_FUNCTIONS` (or gives a polynomial's coefficients)
     and a point; the function is wrapped in a new ``tf.function`` for the call, while
-    ``tape.gradient`` and ``ForwardAccumulator.jvp`` calls are recorded.
+    ``tape.gradient``, ``tape.jacobian``, ``tape.batch_jacobian`` and
+    ``ForwardAccumulator.jvp`` calls are recorded (:func:`recording_autodiff`).
 
     Returns:
         ``{"result", "from_autodiff": bool, "f_traced": bool, "targets": [...]}``: targets

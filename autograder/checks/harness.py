@@ -9,7 +9,11 @@ One way in for all check modules:
 - :func:`call` calls the student's function with TensorFlow's Python logger quiet (M02 logs a
   warning on stderr, which nbgrader would score as a failure) and turns each exception it knows
   into a named mistake, one detector per cause (:data:`DETECTORS`). An unanswered exercise
-  (``NotImplementedError``) gets the same message in every assignment.
+  (the release's ``raise NotImplementedError()``, :func:`is_not_answered`; TensorFlow's own
+  NotImplementedError is M16) gets the same message in every assignment.
+- :func:`recording_gradients` records every tape call that asks for a gradient (``gradient``,
+  ``jacobian``, ``batch_jacobian``), through :func:`wrapping_tape_calls`, which every check
+  module's recorder uses.
 - :func:`explain_missing_gradient` finds why a gradient is None by experiment: it runs the
   student's code again on a fresh problem, traced as a graph, records what ``tape.gradient`` was
   asked for, and walks the graph from that target back to the weights: a ``StopGradient`` (M13),
@@ -24,7 +28,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
 import re
+import sys
+import traceback
 
 import numpy as np
 import tensorflow as tf
@@ -34,7 +41,8 @@ from .compare import CheckFailed, passed
 
 __all__ = ["check", "call", "graph_mode", "explain_missing_gradient", "is_tf_function",
            "require_tf_function", "diagnose", "DETECTORS", "NOT_ANSWERED", "exercise_check",
-           "COLLECTORS", "recording_gradients", "GradientRecord", "is_decoy"]
+           "COLLECTORS", "recording_gradients", "GradientRecord", "is_decoy",
+           "wrapping_tape_calls", "TAPE_METHODS", "is_not_answered"]
 
 NOT_ANSWERED = ("not written yet: it raises NotImplementedError.",
                 "replace `raise NotImplementedError()` in the exercise cell with your code, run "
@@ -138,8 +146,9 @@ def exercise_check(check_name: str, collect):
 
 
 class GradientRecord:
-    """What ``tf.GradientTape.gradient`` produced while a block ran (:func:`recording_gradients`):
-    ``calls`` is a list of ``(tape, target, sources, result)``."""
+    """What tape calls (``gradient``, ``jacobian``, ``batch_jacobian``) produced while a block
+    ran (:func:`recording_gradients`): ``calls`` is a list of ``(tape, target, sources,
+    result)``."""
 
     def __init__(self):
         self.calls: list = []
@@ -190,25 +199,55 @@ def is_decoy(target, sources, args=(), kwargs=None) -> bool:
     return any(t is s for t in tf.nest.flatten(target) for s in flat)
 
 
+#: The GradientTape methods that compute a gradient: every spelling of reverse-mode autodiff.
+TAPE_METHODS = ("gradient", "jacobian", "batch_jacobian")
+
+
+@contextlib.contextmanager
+def wrapping_tape_calls(on_call):
+    """Call ``on_call(method, tape, target, sources, result)`` after every
+    ``GradientTape.gradient``, ``jacobian`` and ``batch_jacobian`` call made inside the block
+    (eagerly or while a tf.function traces), ``method`` its name. Calls these make themselves
+    (a jacobian's ``gradient`` calls) and decoys (:func:`is_decoy`) are left out. The methods
+    are wrapped for the block only. The one recorder of tape calls of every check module."""
+    originals = {name: getattr(tf.GradientTape, name) for name in TAPE_METHODS}
+    depth = [0]
+
+    def wrap(name, original):
+        def method(tape, target, sources, *args, **kwargs):
+            depth[0] += 1
+            try:
+                result = original(tape, target, sources, *args, **kwargs)
+            finally:
+                depth[0] -= 1
+            # Only gradient takes output_gradients (its first optional argument).
+            decoy = is_decoy(target, sources, args if name == "gradient" else (),
+                             kwargs if name == "gradient" else {})
+            if depth[0] == 0 and not decoy:
+                on_call(name, tape, target, sources, result)
+            return result
+        method.__name__ = name
+        return method
+
+    for name, original in originals.items():
+        setattr(tf.GradientTape, name, wrap(name, original))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(tf.GradientTape, name, original)
+
+
 @contextlib.contextmanager
 def recording_gradients():
-    """Record, in a :class:`GradientRecord`, every ``GradientTape.gradient`` call made inside
-    the block (eagerly or while a tf.function traces); the method is wrapped for the block only.
-    This is kernel-side evidence of the idea of a tape exercise."""
+    """Record, in a :class:`GradientRecord`, every call that asks a tape for a gradient
+    (``gradient``, ``jacobian``, ``batch_jacobian``: :func:`wrapping_tape_calls`) made inside
+    the block, eagerly or while a tf.function traces. This is kernel-side evidence of the idea
+    of a tape exercise."""
     record = GradientRecord()
-    original = tf.GradientTape.gradient
-
-    def gradient(tape, target, sources, *args, **kwargs):
-        result = original(tape, target, sources, *args, **kwargs)
-        if not is_decoy(target, sources, args, kwargs):
-            record.calls.append((tape, target, sources, result))
-        return result
-
-    tf.GradientTape.gradient = gradient
-    try:
+    with wrapping_tape_calls(lambda _, tape, target, sources, result:
+                             record.calls.append((tape, target, sources, result))):
         yield record
-    finally:
-        tf.GradientTape.gradient = original
 
 
 # ----------------------------------------------------------------------------- tf.function
@@ -239,8 +278,49 @@ def _first_line(error: BaseException) -> str:
     return lines[-1] if lines else type(error).__name__
 
 
+#: The packages whose frames are TensorFlow's own (an exception raised there is not the
+#: release's stub).
+_TENSORFLOW_PACKAGES = ("tensorflow", "keras", "tf_keras")
+
+
+def _original(error: BaseException) -> BaseException:
+    """The exception a tf.function's trace raised, before AutoGraph re-raised it as a new one
+    of the same type with "in user code:" frames in its message (the original is its
+    ``__context__``)."""
+    for _ in range(8):
+        inner = error.__context__
+        if not (hasattr(error, "ag_error_metadata") and inner is not None
+                and isinstance(error, type(inner))):
+            break
+        error = inner
+    return error
+
+
+def _raised_by_tensorflow(error: BaseException) -> bool:
+    """Whether the innermost frame of ``error``'s traceback is in TensorFlow's (or Keras's)
+    own code, not in the notebook's."""
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return False
+    roots = [os.path.dirname(module.__file__) + os.sep for module in
+             (sys.modules.get(name) for name in _TENSORFLOW_PACKAGES)
+             if module is not None and getattr(module, "__file__", None)]
+    return any(os.path.abspath(frames[-1].filename).startswith(root) for root in roots)
+
+
+def is_not_answered(error: BaseException) -> bool:
+    """Whether ``error`` is the release's stub, ``raise NotImplementedError()``: a
+    NotImplementedError without a message, or raised by the notebook's own code (also when a
+    tf.function's trace re-raised it). TensorFlow's own NotImplementedError (``numpy() is only
+    available when eager execution is enabled``, from ``.numpy()`` inside a tf.function) is
+    not: that is another mistake (M16)."""
+    original = _original(error)
+    return isinstance(original, NotImplementedError) and (
+        not str(original).strip() or not _raised_by_tensorflow(original))
+
+
 def _not_answered(error, what):
-    if isinstance(error, NotImplementedError) and "symbolic" not in str(error):
+    if is_not_answered(error):
         return None, f"{what} is {NOT_ANSWERED[0]}", NOT_ANSWERED[1]
 
 
@@ -256,10 +336,17 @@ def _created_variable(error, what):
     text = str(error)
     if isinstance(error, ValueError) and ("singleton" in text or "non-first call" in text
                                           or ("tf.Variable" in text and "tf.function" in text)):
-        return ("M07", f"{what} raised ValueError: a tf.function creates its variables only on "
-                f"its first call (TensorFlow: 'only supports singleton tf.Variables created on "
-                f"the first call'), and a tf.Variable (yours, or an optimizer's or metric's) is "
-                f"created inside the tf.function on a later call.",
+        if "non-first call" in text:
+            when = ("a tf.Variable (yours, or an optimizer's or metric's) is created inside the "
+                    "tf.function when it traces again on a later call (TensorFlow: 'Creating "
+                    "variables on a non-first call')")
+        else:
+            when = ("TensorFlow traces a tf.function that creates a tf.Variable twice on its "
+                    "first call, and the second trace created a tf.Variable (yours, or an "
+                    "optimizer's or metric's) inside the tf.function again (TensorFlow: 'only "
+                    "supports singleton tf.Variables created on the first call')")
+        return ("M07", f"{what} raised ValueError: a tf.function may create its variables only "
+                f"once, on its first trace; {when}.",
                 "create variables, optimizers and metrics once, outside the tf.function (e.g. "
                 "in __init__ or before the loop), and only use or assign them inside.")
 
@@ -286,13 +373,15 @@ def _numpy_target(error, what):
 def _symbolic_value(error, what):
     text = str(error)
     if ("'SymbolicTensor' object has no attribute 'numpy'" in text
+            or "only available when eager execution is enabled" in text
             or "Cannot convert a symbolic tf.Tensor" in text
             or "Cannot convert a symbolic Keras" in text):
         return ("M16", f"{what} failed while TensorFlow traced it ({_first_line(error)}): inside "
                 f"a tf.function tensors are symbolic, they have no value yet, so .numpy() and "
                 f"NumPy functions cannot run there.",
-                "use tf.* operations inside the tf.function (tf.reduce_sum, tf.square, ...); "
-                "wrap Python-only code in tf.py_function if you really need it.")
+                "use tf.* operations inside the tf.function (tf.reduce_sum, tf.square, ...; "
+                "tf.print to print a value on every call), and call .numpy() only on what "
+                "the tf.function returned, outside it.")
 
 
 def _python_list(error, what):

@@ -30,7 +30,9 @@ CATALOGUE = {
             "[value, None] with watch_accessed_variables=False",
             "tape.watch every source"),
     "M07": ("tf.Variable created inside a tf.function",
-            "ValueError on a later call: a tf.function creates variables only on its first call",
+            "ValueError on the first call itself: a tf.function that creates a tf.Variable is "
+            "traced twice on its first call, and its second trace may not create one again (nor "
+            "may the trace of a later call)",
             "create the variable once, outside, and assign to it inside"),
     "M08": ("Python side effect in a tf.function",
             "a Python print or counter runs once, while tracing",
@@ -50,7 +52,8 @@ CATALOGUE = {
             "a differentiable loss on the model's float outputs"),
     "M13": ("tf.stop_gradient on the path to the loss",
             "the gradient stops there: None for every weight before it",
-            "no stop_gradient between the weights and the loss"),
+            "tf.stop_gradient only around what must stay fixed (a target), never around the "
+            "whole path from the weights to the loss"),
     "M14": ("computation left TensorFlow inside the tape",
             "np.* or .numpy() give NumPy values the tape cannot record: None, or an "
             "AttributeError deep inside TensorFlow",
@@ -60,13 +63,17 @@ CATALOGUE = {
             "a tf.TensorArray (ta = ta.write(i, v)), or a running tensor total"),
     "M16": (".numpy() or NumPy inside a tf.function",
             "AttributeError or NotImplementedError: a graph's tensors are symbolic, they have no "
-            "value while the function is traced", "tf.* operations, or tf.py_function"),
+            "value while the function is traced",
+            "tf.* operations inside it (tf.print to print a value on every call), and .numpy() "
+            "only on what the tf.function returned"),
     "M17": ("Python identity test on a tensor",
             "x is True, x is None or x == None is decided once, while tracing: the same branch "
             "every call", "compare values with TensorFlow ops: if x > 0"),
     "M18": ("jit_compile=True on code XLA cannot compile",
             "XLA has no kernel for tf.print or string operations: InvalidArgumentError",
-            "remove jit_compile=True from that function"),
+            "keep XLA for numeric code: where the exercise keeps jit_compile=True, take tf.print "
+            "and string operations out of the function (print its result outside); where the "
+            "function must print or make strings, leave jit_compile=True off it"),
     "M19": ("tf.config.run_functions_eagerly(True) left on",
             "every tf.function runs as plain Python: what only happens in graphs disappears",
             "tf.config.run_functions_eagerly(False) once debugging is done"),
@@ -106,6 +113,11 @@ CATALOGUE = {
             "graph.get_operations() and graph_def.node list the top-level graph only; loop "
             "bodies and branches are functions of graph_def.library",
             "add the nodes of every function in graph_def.library.function"),
+    "M29": ("training data in the same order every epoch",
+            "a dataset not shuffled by tf.data (no .shuffle, or the examples permuted once by "
+            "NumPy before from_tensor_slices), or shuffled with reshuffle_each_iteration=False, "
+            "gives the same order in every epoch",
+            ".shuffle(len(x)) before .batch, reshuffle_each_iteration left at its default True"),
 }
 
 #: M id -> short name, as messages show it.

@@ -23,8 +23,9 @@ M19 (run_functions_eagerly left on), M22 (a Python value read once at trace time
 Python list appended inside a tf.function), M24 (a Python iterator consumed at trace time), M25
 (a Python counter as a graph's state), M26 (a retrace per Python float), M27 (a TD target that
 is not held fixed), M28 (ops of loops and conditions not counted), M18 (jit_compile on code XLA
-cannot compile, found by :func:`autograder.checks.harness.call`), M21 (the right numbers
-without the idea). No reference value is computed here: the judges compute them.
+cannot compile, found by :func:`autograder.checks.harness.call`), M13 (tf.stop_gradient around
+the whole TD error, found by experiment), M21 (the right numbers without the idea). No
+reference value is computed here: the judges compute them.
 """
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ import tensorflow as tf
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .capture import capture_output
 from .compare import CheckFailed, fail
-from .harness import (NOT_ANSWERED, call, diagnose, exercise_check, is_tf_function,
-                      quiet_tensorflow, recording_gradients)
+from .harness import (NOT_ANSWERED, call, diagnose, exercise_check, explain_missing_gradient,
+                      is_not_answered, is_tf_function, quiet_tensorflow, recording_gradients)
+from .judge.pitfalls import TD_ALL_STOPPED
 
 __all__ = [
     "check_predict_eager", "check_predict_buggy_add", "check_predict_log",
@@ -236,12 +238,10 @@ def collect_run_eagerly(fn, case, ctx):
                 try:
                     with quiet_tensorflow():
                         fn(probe, tf.constant(x))
-                except NotImplementedError as error:
-                    if "symbolic" not in str(error):
+                except Exception as error:  # the probe's ValueError, or the student's own
+                    if is_not_answered(error):
                         fail(f"{ctx.what} is {NOT_ANSWERED[0]}", fix=NOT_ANSWERED[1],
                              code="not_answered")
-                    raised = type(error).__name__
-                except Exception as error:  # the probe's ValueError, or the student's own
                     raised = type(error).__name__
             else:
                 result = _call(fn, probe, tf.constant(x), what=ctx.what)
@@ -449,6 +449,9 @@ def collect_td_update(fn, case, ctx):
 
     Returns:
         ``{"losses", "weights" (w after each step), "tape_calls"}``.
+    Raises:
+        CheckFailed: M13 (code ``stop_gradient_all``) when tf.stop_gradient holds the whole TD
+            error, not only the target, so tape.gradient gives None for w.
     """
     __tracebackhide__ = True
     _require_tf_function(fn, "td_update", "keep @tf.function on td_update.")
@@ -456,11 +459,26 @@ def collect_td_update(fn, case, ctx):
     w = tf.Variable(np.asarray(case["w"], dtype=np.float32))
     gamma, lr = _float32(case["gamma"]), _float32(case["lr"])
     losses, weights = [], []
+    probe_w = tf.Variable(np.asarray(case["w"], dtype=np.float32))
+
+    def no_gradient(error, args):
+        """M13 (code ``stop_gradient_all``) when tape.gradient gave None for w and a rerun
+        finds a tf.stop_gradient on the whole path from w to the loss; M12 as harness words
+        it; None otherwise."""
+        if not any(r is None for *_, result in record.calls for r in tf.nest.flatten(result)):
+            return None
+        found = explain_missing_gradient(lambda: fn.python_function(probe_w, *args))
+        if found and found[0] == "M13":
+            raise CheckFailed(TD_ALL_STOPPED[0].format(what=ctx.what), "M13", TD_ALL_STOPPED[1],
+                              code="stop_gradient_all") from None
+        return found if found and found[0] == "M12" else None
+
     with recording_gradients() as record:
         for step in case["steps"]:
-            losses.append(_call(fresh, w, _float32(step["s"]), _float32(step["r"]),
-                                _float32(step["s_next"]), tf.constant(bool(step["done"])),
-                                gamma, lr, what=ctx.what))
+            args = (_float32(step["s"]), _float32(step["r"]), _float32(step["s_next"]),
+                    tf.constant(bool(step["done"])), gamma, lr)
+            losses.append(_call(fresh, w, *args, what=ctx.what,
+                                explain=lambda error, args=args: no_gradient(error, args)))
             weights.append(w.numpy())
     return {"losses": losses, "weights": weights, "tape_calls": len(record.calls)}
 

@@ -73,8 +73,8 @@ ASSIGN_OPS = ("AssignVariableOp", "AssignSubVariableOp", "AssignAddVariableOp")
 # ----------------------------------------------------------------------------- evidence
 class AutodiffRecord:
     """What automatic differentiation ran in a block (:func:`recording_autodiff`): ``tape`` is
-    the :class:`~autograder.checks.harness.GradientRecord` of ``GradientTape.gradient`` (which
-    ``jacobian`` and ``batch_jacobian`` call too); ``other`` counts ``tf.gradients`` and
+    the :class:`~autograder.checks.harness.GradientRecord` of ``GradientTape.gradient``,
+    ``jacobian`` and ``batch_jacobian``; ``other`` counts ``tf.gradients`` and
     ``ForwardAccumulator.jvp`` calls."""
 
     def __init__(self, tape):

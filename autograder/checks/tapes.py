@@ -65,8 +65,8 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import fail, to_numpy
-from .harness import (call, exercise_check, explain_missing_gradient, is_decoy,
-                      quiet_tensorflow)
+from .harness import (call, exercise_check, explain_missing_gradient, quiet_tensorflow,
+                      wrapping_tape_calls)
 from .judge.tapes import linear_problem
 
 __all__ = [
@@ -205,39 +205,16 @@ def observing_tapes():
     ``batch_jacobian`` call made inside the block (calls these make themselves, such as the
     ``gradient`` calls of a jacobian, are not recorded); the methods are wrapped for the block
     only. Inside the block tf.functions run eagerly, so that a student's tf.function is
-    observed like plain code: values, not symbolic tensors. (:func:`harness.recording_gradients`
-    sees neither jacobians nor a tf.function's values.)"""
+    observed like plain code: values, not symbolic tensors. The calls are recorded by
+    :func:`harness.wrapping_tape_calls`, as every check module's are."""
     record = TapeRecord()
-    originals = {name: getattr(tf.GradientTape, name)
-                 for name in ("gradient", "jacobian", "batch_jacobian")}
-    depth = [0]
-
-    def wrap(name, original):
-        def method(tape, target, sources, *args, **kwargs):
-            depth[0] += 1
-            try:
-                result = original(tape, target, sources, *args, **kwargs)
-            finally:
-                depth[0] -= 1
-            # A call given output_gradients, or whose target is a source, computes nothing.
-            decoy = is_decoy(target, sources, args if name == "gradient" else (),
-                             kwargs if name == "gradient" else {})
-            if depth[0] == 0 and not decoy:
-                record.calls.append(TapeCall(name, tape, target, sources, result))
-            return result
-        method.__name__ = name
-        return method
-
     was_eager = tf.config.functions_run_eagerly()
     with quiet_tensorflow():
         tf.config.run_functions_eagerly(True)
-    for name, original in originals.items():
-        setattr(tf.GradientTape, name, wrap(name, original))
     try:
-        yield record
+        with wrapping_tape_calls(lambda name, *call_: record.calls.append(TapeCall(name, *call_))):
+            yield record
     finally:
-        for name, original in originals.items():
-            setattr(tf.GradientTape, name, original)
         with quiet_tensorflow():
             tf.config.run_functions_eagerly(was_eager)
 

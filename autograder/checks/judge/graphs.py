@@ -143,13 +143,13 @@ NO_AUTODIFF = "returns the right derivative, but no tape computed it"
 @exercise("grad_through", module=MODULE, cases=[("poly", 2.0), ("branchy", 3.0)],
           label=lambda case: f"input f={case[0]}, x={case[1]}",
           idea="the gradient flows through a tf.function: the value returned is one that "
-               "tape.gradient (or forward-mode autodiff) produced, of the target f(x), with f "
-               "run as a graph.",
-          kernel_evidence="which values tape.gradient or ForwardAccumulator.jvp produced while "
-                          "grad_through ran, the values of those calls' targets, and whether "
-                          "the tf.function f was traced")
+               "tape.gradient (or tape.jacobian, tape.batch_jacobian, forward-mode autodiff) "
+               "produced, of the target f(x), with f run as a graph.",
+          kernel_evidence="which values tape.gradient, tape.jacobian, tape.batch_jacobian or "
+                          "ForwardAccumulator.jvp produced while grad_through ran, the values "
+                          "of those calls' targets, and whether the tf.function f was traced")
 def grad_through(case, obs, ctx):
-    """``obs``: ``result``, ``from_autodiff`` (whether tape.gradient or a ForwardAccumulator
+    """``obs``: ``result``, ``from_autodiff`` (whether a tape call or a ForwardAccumulator
     produced it), ``targets`` (the values of the targets of the calls that produced it),
     ``f_traced`` (whether the tf.function f ran as a graph). Reference: the analytic
     derivative at x, and f(x) for the target."""
@@ -168,7 +168,7 @@ def grad_through(case, obs, ctx):
     fx = _value(spec, float(x))
     if not any(isinstance(t, float) and np.isclose(t, fx, rtol=1e-4, atol=1e-4)
                for t in targets):
-        ctx.fail(f"{ctx.what} returns the right derivative from tape.gradient, but the "
+        ctx.fail(f"{ctx.what} returns the right derivative from a tape, but the "
                  f"target the tape differentiated is not f(x): the derivative was worked out "
                  f"another way and handed back through the tape.",
                  fix="differentiate y = f(x) itself: y = f(x) inside the tape's `with` "
@@ -238,6 +238,14 @@ def make_celsius_to_fahrenheit(case, obs, ctx):
 NOTHING_PRINTED = ("{what} returns x * x but prints nothing: the exercise is a print that runs "
                    "on every call of the graph.")
 
+#: M16 as noisy_square meets it (``print(x.numpy())``): the cause, and the fix this exercise
+#: accepts (a tf.py_function is refused: the print must be an op of the graph).
+NUMPY_IN_GRAPH = ("{what} failed while TensorFlow traced it: inside a tf.function x is a "
+                  "symbolic tensor with no value yet, so .numpy() (or NumPy) cannot read it "
+                  "there.",
+                  'print x with tf.print("square of", x): an op of the graph, which prints '
+                  "x's value on every call (no .numpy(), no Python print, no tf.py_function).")
+
 
 @exercise("noisy_square", module=MODULE, cases=[(3.0, 3)],
           label=lambda case: f"input {case[0]}",
@@ -245,7 +253,8 @@ NOTHING_PRINTED = ("{what} returns x * x but prints nothing: the exercise is a p
                "the tf.function prints x at least `calls` times (a Python print runs only "
                "while tracing, and no Python function called from the graph prints).",
           kernel_evidence="how many captured lines hold x after the calls, whether the graph "
-                          "has a print op, and how many lines a fresh trace printed")
+                          "has a print op, and how many lines a fresh trace printed",
+          findings={"numpy_in_graph": NUMPY_IN_GRAPH})
 def noisy_square(case, obs, ctx):
     """``obs``: ``results`` (one per call), ``probe`` (the result for :func:`nearby` x),
     ``lines`` (captured lines holding x during the calls), ``trace_lines`` (lines printed

@@ -54,6 +54,13 @@ XLA_PRINT = ("{what} raised InvalidArgumentError: XLA compiles the whole functio
              "no kernel for tf.print (or string operations).",
              "keep @tf.function(jit_compile=True) and delete the tf.print line (print the "
              "result outside the function if you need to see it).")
+#: M13 as td_update meets it: tf.stop_gradient around the whole TD error (or the loss).
+TD_ALL_STOPPED = ("{what}: tape.gradient returned None for w: tf.stop_gradient holds the whole "
+                  "TD error (or the loss) fixed, not only the target, so no gradient reaches w "
+                  "and the update cannot be computed.",
+                  "hold only the target fixed: `target = tf.stop_gradient(target)`, then "
+                  "`delta = target - tf.reduce_sum(w * s)` with v(s) outside the "
+                  "stop_gradient.")
 PY_FUNCTION = ("runs Python from the graph (tf.py_function or tf.numpy_function), which does "
                "not fix the graph itself")
 
@@ -642,7 +649,7 @@ TD_CASES = [{"w": [0.5, -0.5], "gamma": 0.9, "lr": 0.1,
                "tape.stop_recording): the update is the semi-gradient -delta * s computed by "
                "tape.gradient while td_update traces, on terminal and non-terminal steps.",
           kernel_evidence="whether tape.gradient ran while a fresh copy of td_update traced",
-          findings={"not_tf_function": NOT_TF_FUNCTION})
+          findings={"not_tf_function": NOT_TF_FUNCTION, "stop_gradient_all": TD_ALL_STOPPED})
 def td_update(case, obs, ctx):
     """``obs``: ``losses`` and ``weights`` (after each step), ``tape_calls`` (tape.gradient
     calls while a fresh copy traced). Reference: :func:`td_reference`."""

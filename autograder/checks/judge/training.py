@@ -321,14 +321,9 @@ def _judge_pipeline(ctx, seen, training, n, batch_size, labels):
     if not training and not np.array_equal(order, identity):
         ctx.fail(f"{what} changed the order of the examples: shuffle only when training is True "
                  "(evaluation data stays in order).")
-    if training:
-        if np.array_equal(order, identity):
-            ctx.fail(f"{what} is not shuffled: add .shuffle(len(x)) before .batch when training "
-                     "is True.")
-        if np.array_equal(order, epochs[1][0]):
-            ctx.fail(f"{what} gives the same order in every epoch: keep the default "
-                     "reshuffle_each_iteration=True.")
     stages = [s for s in seen["stages"] if isinstance(s, str)]
+    if training and (np.array_equal(order, identity) or np.array_equal(order, epochs[1][0])):
+        _fixed_order(ctx, what, stages, shuffled=not np.array_equal(order, identity))
     if stages and not any("Prefetch" in name for name in stages[:2]):
         ctx.fail(f"{what} has no prefetch stage at the end: add .prefetch(tf.data.AUTOTUNE) after "
                  ".batch.")
@@ -342,6 +337,41 @@ def _judge_pipeline(ctx, seen, training, n, batch_size, labels):
                  fix="build it from tf.data.Dataset.from_tensor_slices((x, y)) with its own "
                      ".shuffle(len(x)) (training only), .batch(batch_size) and "
                      ".prefetch(tf.data.AUTOTUNE).")
+
+
+def _fixed_order(ctx, what: str, stages: list, shuffled: bool) -> None:
+    """Fail (M29) for training data in one order every epoch, with the fix for what was
+    written, read from the dataset's stages (class names, outermost first): no tf.data
+    shuffle at all (the examples in x's order, or permuted once by NumPy), a shuffle whose
+    buffer keeps the order, a cache after the shuffle, or reshuffle_each_iteration=False."""
+    __tracebackhide__ = True
+    shuffle = next((i for i, name in enumerate(stages) if "Shuffle" in name), None)
+    order = ("is not shuffled" if not shuffled
+             else "gives the same order of examples in every epoch")
+    if not stages and shuffled:  # stages unreadable: both fixes
+        ctx.fail(f"{what} {order}.", mistake="M29", code="same_order",
+                 fix="shuffle in the pipeline, .shuffle(len(x)) before .batch, and leave its "
+                     "reshuffle_each_iteration at the default True.")
+    if shuffle is None:
+        once = (" (examples permuted once, before tf.data, stay in that order)" if shuffled
+                else "")
+        ctx.fail(f"{what} {order}: the pipeline has no .shuffle stage{once}.", mistake="M29",
+                 fix="add .shuffle(len(x)) before .batch(batch_size) when training is True; "
+                     "tf.data then draws a new order every epoch.", code="no_shuffle")
+    if not shuffled:
+        ctx.fail(f"{what} {order}: its .shuffle keeps the order of the examples (a buffer of "
+                 "one example shuffles nothing).", mistake="M29",
+                 fix="shuffle over the whole training set: .shuffle(len(x)) before .batch.",
+                 code="small_shuffle_buffer")
+    if any("Cache" in name for name in stages[:shuffle]):
+        ctx.fail(f"{what} {order}: a .cache() after the .shuffle stores the first epoch's "
+                 "order and replays it.", mistake="M29",
+                 fix="cache before shuffling: .cache().shuffle(len(x)).batch(batch_size).",
+                 code="cache_after_shuffle")
+    ctx.fail(f"{what} {order}: its .shuffle draws one order and keeps it "
+             "(reshuffle_each_iteration=False).", mistake="M29",
+             fix="leave reshuffle_each_iteration out of .shuffle(...) (its default, True, draws "
+                 "a new order every epoch).", code="no_reshuffle")
 
 
 # ----------------------------------------------------------------------------- 2. build_model
