@@ -247,8 +247,6 @@ def test_counts_add_up_and_statuses_tell_the_zeros_apart(first):
 LOOKALIKE = "\u0430da"  # a Cyrillic a, then "da": it reads as "ada"
 
 
-@pytest.fixture(scope="module")
-
 def test_the_lms_files_score_each_submission_as_grades_csv_does(first):
     out = first[3]
     with open(out / "grades.csv", newline="", encoding="utf-8") as handle:
@@ -267,6 +265,7 @@ def test_the_lms_files_score_each_submission_as_grades_csv_does(first):
     assert (theirs["cy"]["status"], canvas["cy"]) == ("not submitted", "")
 
 
+@pytest.fixture(scope="module")
 def second(first):
     """A person grades jane's two cells in the formgrader's way; a new folder is named as jane's
     id, another reads like ada's (LOOKALIKE, ada's notebook); the class is graded again with

@@ -85,7 +85,9 @@ KNOWN_ERRORS = frozenset(
        "NotFoundError", "OutOfRangeError", "InternalError", "UnknownError", "AbortedError",
        "CancelledError", "DeadlineExceededError", "AlreadyExistsError",
        "PermissionDeniedError", "UnauthenticatedError", "DataLossError", "UnavailableError",
-       "StagingError", "ConverterError", "SymbolicException", "CheckFailed"])
+       "StagingError", "ConverterError", "SymbolicException", "CheckFailed",
+       # The grader's own, written into outputs by the pipeline and nbclient.
+       "CellTimeoutError", "NotGraded", "DeadKernelError", "CellExecutionError"])
 
 
 #: How a message names an exception whose type is not one of :data:`KNOWN_ERRORS`.
