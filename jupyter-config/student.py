@@ -3,8 +3,24 @@
 # server or JupyterHub; see autograder/grading/distribute/exchange.py): on a laptop they only show errors.
 #   .venv/bin/jupyter lab --config=jupyter-config/student.py notebooks/
 import os
+import sys
+from pathlib import Path
 
 c = get_config()  # noqa: F821 (provided by Jupyter when it loads this file)
+
+# Never a student's server where the hidden tests can be read: in a checkout that holds solutions/
+# (the instructor's), a Terminal from the Launcher or a notebook cell could open every hidden test.
+# Students get the bundle (`course bundle`), which has none. An instructor trying the notebooks as
+# a student would says so with WORKBOOK_INSTRUCTOR_PREVIEW=1.
+PREVIEW = os.environ.get("WORKBOOK_INSTRUCTOR_PREVIEW") == "1"
+_here = Path(__file__).resolve().parents[1]
+_reachable = [p / "solutions" for p in (_here, Path.cwd(), *Path.cwd().parents)
+              if (p / "solutions").is_dir() and any((p / "solutions").glob("*/*.ipynb"))]
+if _reachable and not PREVIEW:
+    sys.exit(f"This is the students' set-up, and {_reachable[0]} (the solutions, with every hidden "
+             "test) can be read from here. Students: use the student bundle ('course bundle' makes "
+             "it; its README says how to start). Instructors trying the notebooks as a student: "
+             "WORKBOOK_INSTRUCTOR_PREVIEW=1 jupyter lab --config=jupyter-config/student.py notebooks/")
 
 exchange = os.path.isdir(os.environ.get("COURSE_EXCHANGE", "/usr/local/share/nbgrader/exchange"))
 

@@ -31,7 +31,8 @@ def test_every_mistake_the_checks_name_is_in_the_catalogue_and_back():
 
 def test_every_pipeline_case_the_project_cites_is_in_the_catalogue():
     cited = _ids([p for p in (ROOT / "autograder").rglob("*.py") if p.name != "mistakes.py"]
-                 + list((ROOT / "tests").glob("*.py")) + [ROOT / "README.md"], "G")
+                 + list((ROOT / "tests").glob("*.py")) + [ROOT / "README.md"]
+                 + list((ROOT / "docs").rglob("*.md")), "G")
     assert cited <= set(PIPELINE) == {f"G{i:02d}" for i in range(1, 18)}
 
 
