@@ -47,8 +47,9 @@ class JobResult:
     (:func:`~.kernels.cgroups.missing_limits_lines`).
     ``executed`` maps notebook names (without ``.ipynb``) to the executed notebook's bytes, as far
     as they ran; ``log`` is nbgrader's log; ``seconds`` the job's wall time; ``timings`` splits
-    it, in seconds: "kernel start", "integrity checks", "set-up cell", "other cells" and
-    "nbgrader" (the rest of nbgrader's autograde on the worker).
+    it, in seconds: "kernel start", "integrity checks", "set-up cell", "graded cells" (the
+    verdict's requests, or a test cell run in the kernel), "other cells" and "nbgrader" (the rest
+    of nbgrader's autograde on the worker).
     """
     key: str
     kind: Outcome

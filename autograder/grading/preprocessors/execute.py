@@ -29,8 +29,8 @@ from autograder.grading.preprocessors import door, probe, verdict
 from autograder.grading.preprocessors.autograde import output_size
 
 # Seconds GradingExecute spent in this process, by step ("kernel start", "integrity checks",
-# "set-up cell", "other cells"), summed over notebooks; a grading job clears it first (one job
-# at a time per process).
+# "set-up cell", "graded cells", "other cells"), summed over notebooks; a grading job clears it
+# first (one job at a time per process).
 TIMINGS: dict[str, float] = {}
 
 
@@ -133,8 +133,8 @@ class GradingExecute(Execute):
             return done
         finally:
             self._tests_ran |= bool(is_grade(cell)) and not is_solution(cell)
-            _add_time("set-up cell" if nbgrader.get("grade_id") == "setup" else "other cells",
-                      started)
+            _add_time("set-up cell" if nbgrader.get("grade_id") == "setup" else
+                      "graded cells" if is_grade(cell) else "other cells", started)
 
     async def _decide(self, cell, cell_index, calls):
         """Give the graded cell ``cell`` the outputs of the grader's verdict on its check calls
