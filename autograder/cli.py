@@ -51,6 +51,12 @@ def main(argv: list[str] | None = None) -> int:
         if name == "grade":
             p.add_argument("submitted", type=Path,
                            help="folder laid out as <student>/<assignment>/<notebook>.ipynb")
+        else:
+            p.add_argument("--full-class", action="store_true",
+                           help="grade every sample submission, as the tests do (default: a "
+                                "smaller class: a full solution, other correct answers, an "
+                                "untouched release, a copy, one mistake per assignment and the "
+                                "files that are not notebooks)")
         default_out = "grading-output" if name == "grade" else "grading-demo"
         p.add_argument("--out", type=Path, default=Path(default_out),
                        help="output folder: gradebook, autograded/, feedback/, CSVs, summary "
@@ -129,9 +135,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"executed {path}")
     elif args.command != "release":
         if args.command == "demo":
-            from .grading.demo.samples import build_sample_class
+            from .grading.demo.samples import SAMPLES, build_sample_class, demo_selection
 
-            args.submitted = build_sample_class(args.out / "submitted")
+            from .grading.course import REPO_ROOT
+
+            only = None if args.full_class else demo_selection(REPO_ROOT / SAMPLES / "answers")
+            args.submitted = build_sample_class(args.out / "submitted", only=only)
             print(f"sample class written to {args.submitted}")
         return grade(args)
     return 0

@@ -38,8 +38,30 @@ class SampleError(ValueError):
     """An answer file does not fit the release (unknown grade_id, base or assignment)."""
 
 
+#: Students of the demo class (``course demo``), besides one mistake per assignment: a full
+#: solution, correct answers written another way, an untouched release and a copy.
+DEMO_STUDENTS = ("ada_full", "alt1_variables", "ben_blank", "zoe_copy")
+
+
+def demo_selection(answers_dir: Path) -> set[tuple[str, str]]:
+    """The (student, assignment) answer files of the demo class, a smaller one than the tests
+    grade: every file of :data:`DEMO_STUDENTS` (``ben_blank`` only for its first assignment),
+    and for each assignment the first mistake student (``pNN_...``, by name) who has a file for
+    it. It still shows full marks, other correct answers, zeros, a named mistake per assignment,
+    a copy and (with the invalid files) files that are not notebooks."""
+    files = sorted((p.parent.name, p.stem) for p in Path(answers_dir).glob("*/*.py"))
+    chosen = {(s, a) for s, a in files if s in DEMO_STUDENTS and s != "ben_blank"}
+    chosen |= {min(((s, a) for s, a in files if s == "ben_blank"), default=("", ""))} - {("", "")}
+    for assignment_id in sorted({a for _, a in files}):
+        mistakes = [s for s, a in files if a == assignment_id and re.match(r"p\d\d_", s)]
+        if mistakes:
+            chosen.add((mistakes[0], assignment_id))
+    return chosen
+
+
 def build_sample_class(dest: Path, root: Path = REPO_ROOT, *, answers_dir: Path | None = None,
-                       invalid_dir: Path | None = None) -> Path:
+                       invalid_dir: Path | None = None,
+                       only: set[tuple[str, str]] | None = None) -> Path:
     """Write the sample class: the release with each sample student's answers filled in.
 
     Args:
@@ -51,6 +73,8 @@ def build_sample_class(dest: Path, root: Path = REPO_ROOT, *, answers_dir: Path 
         answers_dir: the answer files; default ``<root>/tests/samples/answers``.
         invalid_dir: files copied as they are, in the same layout as ``dest``; default
             ``<root>/tests/samples/invalid``.
+        only: the (student, assignment) answer files to write (:func:`demo_selection`); default
+            all of them.
     Returns:
         ``dest``.
     Raises:
@@ -64,6 +88,8 @@ def build_sample_class(dest: Path, root: Path = REPO_ROOT, *, answers_dir: Path 
     dest = Path(dest)
     for path in sorted(answers_dir.glob("*/*.py")):
         student, assignment_id = path.parent.name, path.stem
+        if only is not None and (student, assignment_id) not in only:
+            continue
         release = root / RELEASE_DIR / assignment_id / f"{assignment_id}.ipynb"
         if not release.is_file():
             raise SampleError(f"{path}: no release notebook {release} (run 'course release')")
