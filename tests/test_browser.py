@@ -25,6 +25,7 @@ import pytest
 from autograder.grading.course import REPO_ROOT
 from autograder.grading.distribute.formgrader import STUDENT_CONFIG
 from autograder.grading.defaults import KERNEL_ENV
+from tests.conftest import grading_workers
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -64,7 +65,10 @@ def student_env(tmp: Path) -> dict[str, str]:
     config and runtime folders (nothing of this machine's user settings)."""
     env = {k: v for k, v in os.environ.items() if k not in KERNEL_ENV}
     env.update(JUPYTER_CONFIG_DIR=str(tmp / "jupyter-config-dir"),
-               JUPYTER_RUNTIME_DIR=str(tmp / "jupyter-runtime"))
+               JUPYTER_RUNTIME_DIR=str(tmp / "jupyter-runtime"),
+               # run from this checkout, which holds solutions/: the students' set-up refuses
+               # there unless told it is an instructor's preview (tests/test_student_setup.py)
+               WORKBOOK_INSTRUCTOR_PREVIEW="1")
     return env
 
 
@@ -267,7 +271,7 @@ def grade_tiny_class(tmp: Path) -> Path:
     out = tmp / "graded"
     course = Path(sys.executable).parent / "course"
     proc = subprocess.run([str(course), "grade", str(submitted), "--out", str(out),
-                           "--workers", "2", "--no-feedback"],
+                           "--workers", str(grading_workers()), "--no-feedback"],
                           capture_output=True, text=True, timeout=1200)
     assert (out / "gradebook.db").is_file(), proc.stdout + proc.stderr
     assert f"course formgrader {out}" in proc.stdout, proc.stdout

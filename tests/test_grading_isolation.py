@@ -8,20 +8,21 @@ import sys
 import nbformat
 import pytest
 
-from autograder.grading.demo.samples import build_sample_class
 from tests import mutate
-from tests.test_grading_samples import _hashes
+from tests.conftest import grading_workers, hashes as _hashes
 
 ASSIGNMENT = "01_gradient_tape"
 FULL = {"test_square_grad": 2.0, "test_sum_squared_grad": 2.0, "test_train_step": 3.0,
         "test_fit_line": 3.0}
 ZERO = {cell: 0.0 for cell in FULL}
+# Half the default cell time limit (120 s): slow_setup's set-up cell runs until it, and is the
+# run's longest job; every honest cell of 01 takes a few seconds.
+CELL_TIMEOUT_S = 60
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    samples = build_sample_class(tmp_path_factory.mktemp("samples"))
-    full = nbformat.read(samples / "ada_full" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+def graded(tmp_path_factory, sample_class):
+    full = nbformat.read(sample_class / "ada_full" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
     submitted = mutate.write_class(tmp_path_factory.mktemp("class"), ASSIGNMENT, {
         "ada_full": full,
         "copied_answer_cell": mutate.duplicated_answer_cell(full),
@@ -40,7 +41,8 @@ def graded(tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
     proc = subprocess.run(
         [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
-         "--workers", "2", "--assignment", ASSIGNMENT], capture_output=True, text=True, timeout=1800)
+         "--workers", str(grading_workers()), "--assignment", ASSIGNMENT,
+         "--cell-timeout", str(CELL_TIMEOUT_S)], capture_output=True, text=True, timeout=1800)
     with open(out / "scores_by_exercise.csv") as handle:
         rows = list(csv.DictReader(handle))
     by_student: dict[str, dict] = {}
@@ -114,7 +116,7 @@ def test_setup_cell_timeout_is_named_in_every_later_failure_g17(graded):
     _, _, by, _, _ = graded
     assert _points(by["slow_setup"]) == ZERO
     for row in by["slow_setup"].values():
-        assert row["message"].split(": ", 1)[1].startswith("the set-up cell timed out after 120 s"), row
+        assert row["message"].split(": ", 1)[1].startswith(f"the set-up cell timed out after {CELL_TIMEOUT_S} s"), row
 
 
 def test_submitted_files_are_byte_identical_after_grading(graded):

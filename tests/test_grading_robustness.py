@@ -17,7 +17,7 @@ import pytest
 
 from autograder.grading.run.pipeline import grade_class
 from autograder.grading.defaults import MAX_OUTPUT_LINES
-from tests.test_grading_samples import _hashes
+from tests.conftest import grading_workers, hashes as _hashes
 
 HERE = Path(__file__).resolve().parent / "robustness"
 COURSE, SUBMITTED = HERE / "course", HERE / "submitted"
@@ -29,7 +29,7 @@ FULL = {"test_square": 1.0, "test_sign": 1.0, "test_noisy_double": 1.0}
 def graded(tmp_path_factory):
     before = _hashes(SUBMITTED)
     out = tmp_path_factory.mktemp("robust")
-    run = grade_class(SUBMITTED, out, root=COURSE, workers=2, progress=False,
+    run = grade_class(SUBMITTED, out, root=COURSE, workers=grading_workers(), progress=False,
                       cell_timeout_s=CELL_TIMEOUT_S, memory_limit_mb=4096)
     return run, before, {g.student_id: g for g in run.grades}
 
@@ -162,7 +162,7 @@ def test_interrupted_run_started_again_grades_only_the_rest(tmp_path):
     done_before = {p.parent.name for p in (out / "records").glob("*/robust.json")}
     assert 1 <= len(done_before) < len(students)
 
-    run = grade_class(submitted, out, root=COURSE, workers=2, progress=False, feedback=False)
+    run = grade_class(submitted, out, root=COURSE, workers=grading_workers(), progress=False, feedback=False)
     assert run.reused == len(done_before) and run.graded_now == len(students) - len(done_before)
     assert all(_points(g) == FULL for g in run.grades)
     assert _submission_rows(out / "gradebook.db") == [(s, 3, 3.0) for s in students]
@@ -171,7 +171,7 @@ def test_interrupted_run_started_again_grades_only_the_rest(tmp_path):
 def test_grading_twice_leaves_one_grade_per_cell(tmp_path):
     submitted, out = _subset(tmp_path, ["full", "g04_edited_locked"]), tmp_path / "out"
     for _ in range(2):
-        run = grade_class(submitted, out, root=COURSE, workers=2, progress=False,
+        run = grade_class(submitted, out, root=COURSE, workers=grading_workers(), progress=False,
                           feedback=False, force=True, cell_timeout_s=CELL_TIMEOUT_S)
     assert run.graded_now == 2
     assert _submission_rows(out / "gradebook.db") == [("full", 3, 3.0), ("g04_edited_locked", 3, 2.0)]
@@ -216,7 +216,7 @@ def test_postgresql_gradebook_gives_the_same_scores_as_sqlite(tmp_path, graded):
     try:
         students = ["full", "g04_edited_locked", "g05_truncated"]
         submitted = _subset(tmp_path, students)
-        run = grade_class(submitted, tmp_path / "out", root=COURSE, workers=2, progress=False,
+        run = grade_class(submitted, tmp_path / "out", root=COURSE, workers=grading_workers(), progress=False,
                           feedback=False, db_url=url)
         assert {g.student_id: _points(g) for g in run.grades} == \
             {s: _points(by[s]) for s in students}

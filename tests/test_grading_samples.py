@@ -1,11 +1,11 @@
 """The grader scores the sample submissions exactly as expected.
 
-One real grading run (real kernels, real nbgrader, two workers) over the sample class that
-autograder.grading.demo.samples builds from the current release and tests/samples/answers; expected
-scores per student and graded cell are in tests/samples/expected/<assignment>.json.
+One real grading run (real kernels, real nbgrader) over the sample class that
+autograder.grading.demo.samples builds from the current release and tests/samples/answers (the
+session's ``graded_samples``, tests/conftest.py); expected scores per student and graded cell are in
+tests/samples/expected/<assignment>.json.
 """
 import csv
-import hashlib
 import html
 import json
 import re
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading.run.pipeline import grade_class
-from autograder.grading.demo.samples import build_sample_class
+from tests.conftest import grading_workers, hashes as _hashes
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "samples"
@@ -24,17 +24,10 @@ EXPECTED = {p.stem: json.loads(p.read_text()) for p in (SAMPLES / "expected").gl
 INVALID = json.loads((SAMPLES / "expected" / "invalid.json").read_text())
 
 
-def _hashes(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    submitted = build_sample_class(tmp_path_factory.mktemp("samples") / "submitted")
-    before = _hashes(submitted)
-    out = tmp_path_factory.mktemp("grading")
-    run = grade_class(submitted, out, assignment_ids=sorted(EXPECTED), workers=2, progress=False)
+def graded(graded_samples):
+    run, (submitted, before) = graded_samples
+    assert sorted({g.assignment_id for g in run.grades}) == sorted(EXPECTED)
     return run, (submitted, before)
 
 
@@ -134,8 +127,8 @@ def test_skipping_demonstration_cells_changes_no_grade_and_no_message(graded, tm
     subset = tmp_path / "submitted"
     for student, assignment_id in chosen:
         shutil.copytree(submitted / student / assignment_id, subset / student / assignment_id)
-    full = grade_class(subset, tmp_path / "out", assignment_ids=sorted(EXPECTED), workers=2,
-                       progress=False, feedback=False, run_demos=True)
+    full = grade_class(subset, tmp_path / "out", assignment_ids=sorted(EXPECTED),
+                       workers=grading_workers(), progress=False, feedback=False, run_demos=True)
 
     def by_cell(grades):
         return {(g.student_id, g.assignment_id): (g.scores, g.messages, g.problem) for g in grades

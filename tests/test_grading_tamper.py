@@ -15,8 +15,7 @@ import nbformat
 import pytest
 
 from autograder.grading.kernels.bwrap import sandbox_problem
-from autograder.grading.demo.samples import build_sample_class
-from tests.test_grading_samples import _hashes
+from tests.conftest import grading_workers, hashes as _hashes
 
 ASSIGNMENT = "01_gradient_tape"
 ROOT = Path(__file__).resolve().parents[1]
@@ -441,10 +440,9 @@ def square_grad(x):
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    samples = build_sample_class(tmp_path_factory.mktemp("samples"))
-    full = nbformat.read(samples / "ada_full" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
-    blank = nbformat.read(samples / "ben_blank" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+def graded(tmp_path_factory, sample_class):
+    full = nbformat.read(sample_class / "ada_full" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    blank = nbformat.read(sample_class / "ben_blank" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
     submitted, out = tmp_path_factory.mktemp("class"), tmp_path_factory.mktemp("out")
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
@@ -483,7 +481,8 @@ def graded(tmp_path_factory):
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
-             "--workers", "2", "--assignment", ASSIGNMENT], capture_output=True, text=True, timeout=1800)
+             "--workers", str(grading_workers()), "--assignment", ASSIGNMENT],
+            capture_output=True, text=True, timeout=1800)
         try:
             server.accept()
             connected = True

@@ -149,7 +149,7 @@ def test_readme_and_command_help_give_the_settings_own_defaults(capsys):
     from autograder.grading.course import REPO_ROOT
     from autograder.grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB
 
-    readme = (REPO_ROOT / "README.md").read_text()
+    readme = (REPO_ROOT / "docs" / "instructors" / "grading.md").read_text()
     assert f"`--cell-timeout S`\n(default {CELL_TIMEOUT_S})" in readme
     assert f"(default {DEFAULT_MEMORY_LIMIT_MB}, MiB per notebook" in readme
     with _pytest.raises(SystemExit):

@@ -27,6 +27,7 @@ from autograder.grading.intake.submissions import find_submissions, stage
 from autograder.grading.run.pipeline import grade_class
 from tests import mutate
 from tests.test_grading_samples import _hashes
+from tests.conftest import grading_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 A = "01_gradient_tape"
@@ -126,7 +127,7 @@ def graded(course, tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
     proc = subprocess.run(
         [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
-         "--course-root", str(course), "--workers", "2", "--assignment", A],
+         "--course-root", str(course), "--workers", str(grading_workers()), "--assignment", A],
         capture_output=True, text=True, timeout=1800)
     with open(out / "scores_by_exercise.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))

@@ -20,6 +20,7 @@ from autograder.grading.course import REPO_ROOT
 from autograder.grading.demo.samples import build_sample_class
 from autograder.grading.distribute.release import parse_due_dates
 from autograder.grading.run.pipeline import grade_class
+from tests.conftest import grading_workers
 
 ASSIGNMENT = "01_gradient_tape"
 DUE = "2026-12-01T23:59:00+01:00"  # 22:59 UTC
@@ -59,7 +60,7 @@ def _csv_rows(out):
 def test_late_submission_loses_exactly_the_plugins_penalty(graded, capsys):
     submitted, out = graded
     code = main(["grade", str(submitted), "--out", str(out), "--assignment", ASSIGNMENT,
-                 "--workers", "2", "--no-feedback", "--due", f"{ASSIGNMENT}={DUE}",
+                 "--workers", str(grading_workers()), "--no-feedback", "--due", f"{ASSIGNMENT}={DUE}",
                  "--late-penalty", f"{__name__}.SubMarks"])
     printed = capsys.readouterr().out
     assert code == 0, printed
@@ -80,7 +81,7 @@ def test_late_submission_loses_exactly_the_plugins_penalty(graded, capsys):
 def test_a_new_late_penalty_grades_again_only_the_late_submission(graded):
     submitted, out = graded
     # The due date is the gradebook's now: no --due this time.
-    run = grade_class(submitted, out, assignment_ids=[ASSIGNMENT], workers=2, progress=False,
+    run = grade_class(submitted, out, assignment_ids=[ASSIGNMENT], workers=grading_workers(), progress=False,
                       feedback=False, late_penalty="zero")
     assert (run.graded_now, run.reused) == (1, 1)
     by_student = {g.student_id: g for g in run.grades}

@@ -19,6 +19,7 @@ from autograder.grading.defaults import COURSE_ID, STUDENT_ID
 from autograder.grading.distribute.release import release
 from autograder.grading.intake.student_ids import StudentIdsError, assign_ids, read_ids
 from autograder.grading.intake.submissions import student_id_problem
+from tests.conftest import grading_workers
 
 ROBUST = Path(__file__).resolve().parent / "robustness"
 ASSIGNMENT = "robust"
@@ -150,7 +151,7 @@ def _submission(released: Path, explain: str | None) -> nbformat.NotebookNode:
 def _course_grade(submitted: Path, out: Path, course: Path, *extra: str):
     proc = subprocess.run(
         [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
-         "--course-root", str(course), "--workers", "2", "--no-feedback", *extra],
+         "--course-root", str(course), "--workers", str(grading_workers()), "--no-feedback", *extra],
         capture_output=True, text=True, timeout=1200)
     with open(out / "scores_by_exercise.csv", newline="") as handle:
         cells = {(r["folder"], r["grade_id"]): r for r in csv.DictReader(handle)}

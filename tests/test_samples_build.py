@@ -19,8 +19,8 @@ PARTIAL = sorted((p.parent.name, p.stem) for p in ANSWERS.glob("*/*.py")
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    return build_sample_class(tmp_path_factory.mktemp("samples") / "submitted")
+def built(sample_class):
+    return sample_class  # tests/conftest.py: built once for the session
 
 
 def _cells(path: Path) -> list[tuple]:

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-from autograder.grading.demo.samples import build_sample_class, read_answers
+from autograder.grading.demo.samples import read_answers
 from autograder.grading.intake.scan import review_submission, scan_notebook, scan_source
 from autograder.grading.intake.scan_stores import binding_targets
 from autograder.grading.intake.submissions import find_submissions, stage
@@ -86,8 +86,8 @@ def test_construct_no_exercise_needs_is_flagged_with_its_line(source, reason):
                for line, r in flags)
 
 
-def test_every_sample_submission_scans_clean(tmp_path):
-    built = build_sample_class(tmp_path)
+def test_every_sample_submission_scans_clean(sample_class):
+    built = sample_class
     scanned = 0
     for path in sorted(built.glob("*/*/*.ipynb")):
         assignment = path.parent.name
@@ -257,8 +257,8 @@ def test_deleted_locked_cells_put_back_by_staging_are_not_flagged():
     assert scan_notebook(nb, release) == []
 
 
-def test_the_readme_says_the_scan_is_advisory():
-    readme = " ".join((ROOT / "README.md").read_text().split())
+def test_the_instructors_trust_page_says_the_scan_is_advisory():
+    readme = " ".join((ROOT / "docs" / "instructors" / "trust.md").read_text().split())
     assert "The scan is advisory" in readme
 
 

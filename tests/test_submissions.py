@@ -10,6 +10,7 @@ import pytest
 from autograder.grading.run.pipeline import grade_class
 from autograder.grading.intake.submissions import find_submissions, stage, unknown_folders
 from autograder.grading.intake.reading import notebook_problem
+from tests.conftest import grading_workers
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -217,7 +218,8 @@ def test_odd_file_and_folder_names_reach_notes_and_warnings_escaped(tmp_path):
     assert unknown_folders(folder, ["a1"]) == ["erin/odd\\u202efolder"]
 
 
-def test_a_class_with_files_that_cannot_be_parsed_and_reports_forged_ends_with_every_export(tmp_path, capsys):
+def test_a_class_with_files_that_cannot_be_parsed_and_reports_forged_ends_with_every_export(tmp_path, capsys,
+                                                                                             sample_class):
     """One real run (real kernels): beside a good notebook, files that stopped the class (JSON
     nested 5,000 deep) or could not be read, and a student out to forge the reports and to slip
     code past the scan. Every row is there with its reason, every export is written, the good
@@ -226,10 +228,9 @@ def test_a_class_with_files_that_cannot_be_parsed_and_reports_forged_ends_with_e
     import re
 
     from autograder.cli import main
-    from autograder.grading.demo.samples import build_sample_class
 
     assignment = "01_gradient_tape"
-    samples = build_sample_class(tmp_path / "samples")
+    samples = sample_class  # read only
     full = samples / "ada_full" / assignment / f"{assignment}.ipynb"
     forger = nbformat.read(samples / "ben_blank" / assignment / f"{assignment}.ipynb", as_version=4)
     setup = next(i for i, c in enumerate(forger.cells)
@@ -250,7 +251,7 @@ def test_a_class_with_files_that_cannot_be_parsed_and_reports_forged_ends_with_e
     with open(submitted / "huge" / assignment / f"{assignment}.ipynb", "wb") as handle:
         handle.truncate(60 * 2**20)  # sparse
     out = tmp_path / "out"
-    code = main(["grade", str(submitted), "--out", str(out), "--workers", "2",
+    code = main(["grade", str(submitted), "--out", str(out), "--workers", str(grading_workers()),
                  "--assignment", assignment])
     printed = capsys.readouterr().out
     assert code == 1, printed  # some need attention

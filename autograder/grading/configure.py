@@ -23,7 +23,8 @@ from autograder.grading.preprocessors.autograde import (
     SanitizeHTML,
 )
 from autograder.grading.preprocessors.execute import GradingExecute, SandboxedExecute
-from autograder.grading.preprocessors.feedback import HideOutputsAfterTests, HideTestOutputs, HideTracebacks
+from autograder.grading.preprocessors.feedback import (HideOutputsAfterTests, HideTestOutputs,
+                                                       HideTracebacks, ScoreSummary)
 
 
 LATE_PENALTIES = ("none", "zero")  # nbgrader's LateSubmissionPlugin.penalty_method
@@ -131,6 +132,6 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
     c.LimitOutput.max_traceback = 100
     # Feedback: scores, but no hidden test source and no traceback that could quote it.
     feedback = list(GenerateFeedback.class_traits()["preprocessors"].default())
-    _insert_after(feedback, GetGrades, [ClearHiddenTests, HideTracebacks, HideTestOutputs,
-                                        HideOutputsAfterTests])
+    _insert_after(feedback, GetGrades, [ScoreSummary, ClearHiddenTests, HideTracebacks,
+                                        HideTestOutputs, HideOutputsAfterTests])
     c.GenerateFeedback.preprocessors = feedback

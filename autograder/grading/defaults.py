@@ -164,6 +164,18 @@ MAX_NOTEBOOK_BYTES = 50 * 2**20
 # out (each job carries its files to a worker).
 MAX_OTHER_FILES_BYTES = 50 * 2**20
 
+# The files a notebook writes in its kernel's working folder are copied back beside its autograded
+# notebook, as nbgrader leaves them: regular files at the top of the folder, with names of
+# WRITTEN_NAME (letters, digits, ``_``, ``.``, ``+``, ``-`` and inner spaces, starting with a
+# letter or digit), at most MAX_WRITTEN_FILES of them taking MAX_OTHER_FILES_BYTES together; each is read
+# through the grader's door in pieces of WRITTEN_CHUNK_BYTES (an answer is a bytes literal, at
+# most 4 times as long, under MAX_MESSAGE_BYTES).
+MAX_WRITTEN_FILES = 64
+
+WRITTEN_CHUNK_BYTES = 2**20
+
+WRITTEN_NAME = re.compile(r"[^\W_]|[^\W_][\w .+-]{0,98}[\w+-]")
+
 # The deepest JSON nesting of a notebook read (a notebook is about 8 deep; deeper structures
 # would reach Python's recursion limit in json, nbformat, jsonschema or copy).
 MAX_JSON_DEPTH = 64

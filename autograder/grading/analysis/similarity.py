@@ -49,6 +49,7 @@ from typing import Iterable
 
 from autograder.grading.analysis.student_code import (
     EmptyAnswers, clean, empty_answers, read_releases, student_sources)
+from autograder.grading.analysis.similarity_report import Match, report_html
 from autograder.grading.report_text import printable, write_csv
 
 # k, in characters of copydetect's filtered text: copydetect's default, and the best of those
@@ -100,12 +101,16 @@ class Pair:
 class ClassSimilarity:
     """What :func:`compare_class` found: ``pairs`` ranked by similarity (descending), ``notes``
     (one line each: the inputs skipped and why, then the line of each of ``empty_answers``),
-    ``html``, copydetect's report, and ``empty_answers``, the notebooks of :class:`EmptyAnswers`
-    by assignment and student."""
+    ``html``, the report of the pairs copydetect shows (:mod:`.analysis.similarity_report`: no
+    network, students and assignments named), ``empty_answers``, the notebooks of
+    :class:`EmptyAnswers` by assignment and student, and ``matches``, the pairs the report shows
+    (:class:`~.similarity_report.Match`), above ``threshold``."""
     pairs: tuple[Pair, ...]
     notes: tuple[str, ...]
     html: str
     empty_answers: tuple[EmptyAnswers, ...] = ()
+    matches: tuple[Match, ...] = ()
+    threshold: float = THRESHOLD
 
 
 def _slug(name: str) -> str:
@@ -309,10 +314,12 @@ def compare_class(autograded: Path, release: Path, reference: Path | None = None
                 if b.label < a.label and not b.label.startswith(REFERENCE):
                     a, b = b, a
                 pairs.append(Pair(a.label, b.label, a.assignment_id, float(max(sims)), _shared_cells(a, b)))
-        html = detector.generate_html_report(output_mode="return")
+        matches = tuple(Match(documents[t].label, documents[r].label, documents[t].assignment_id,
+                              float(st), float(sr), int(tokens), code_t, code_r)
+                        for st, sr, t, r, code_t, code_r, tokens in detector.get_copied_code_list())
     pairs.sort(key=lambda p: (-p.similarity, p.assignment_id, p.student_a, p.student_b))
-    return ClassSimilarity(tuple(pairs), tuple(notes), _with_empty_answers(html or _EMPTY_HTML, empty),
-                           tuple(empty))
+    return ClassSimilarity(tuple(pairs), tuple(notes), _with_empty_answers(
+        report_html(list(matches), threshold), empty), tuple(empty), matches, threshold)
 
 
 def _with_empty_answers(html: str, empty: list[EmptyAnswers]) -> str:
@@ -332,7 +339,7 @@ def write_similarity(result: ClassSimilarity, out: Path, folders: dict[str, str]
     decimals, ``cells`` the cells separated by ``"; "``, ``folder_a``/``folder_b`` each
     student's folder as submitted, from ``folders`` (student id -> folder; default the id); then
     a row for each of ``result.empty_answers``; every cell through ``report_text.write_csv``)
-    and ``similarity.html`` (copydetect's report) into ``out`` (created if missing). Returns the
+    and ``similarity.html`` (its students named with their folders too) into ``out`` (created if missing). Returns the
     two paths. Raises OSError if ``out`` cannot be written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -344,7 +351,9 @@ def write_similarity(result: ClassSimilarity, out: Path, folders: dict[str, str]
     rows += [[e.student, "", e.assignment_id, "", "; ".join(e.new_cells), folders.get(e.student, e.student), "",
               e.text()] for e in result.empty_answers]
     write_csv(csv_path, CSV_HEADER, rows)
-    html_path.write_text(result.html, encoding="utf-8")
+    html = result.html if not result.matches else _with_empty_answers(
+        report_html(list(result.matches), result.threshold, folders), list(result.empty_answers))
+    html_path.write_text(html, encoding="utf-8")
     return [csv_path, html_path]
 
 

@@ -63,8 +63,25 @@ def write_course_config(out: Path, root: Path = REPO_ROOT) -> Path:
                                 f"with 'course grade SUBMITTED --out {out}'")
     path = out / "nbgrader_config.py"
     path.write_text(CONFIG_TEMPLATE.format(
-        command=formgrader_command(out), root=str(out), source=str(Path(root) / SOURCE_DIR)))
+        command=formgrader_command(out), root=str(out), source=source_in_view(out, root)))
     return path
+
+
+SOURCE_LINK = "source"  # in DIR: a link to the course's solutions/, inside the server's root
+
+
+def source_in_view(out: Path, root: Path = REPO_ROOT) -> str:
+    """The source directory the formgrader of ``out`` is given: ``"source"``, a link made in
+    ``out`` to ``<root>/solutions``, so that Manage Assignments' link to each assignment's
+    source opens (nbgrader links a path relative to the course root, which the server serves
+    only inside its own root); the absolute path of ``solutions/`` where ``out/source`` is
+    something else (not ours to replace)."""
+    link, source = Path(out) / SOURCE_LINK, (Path(root) / SOURCE_DIR).resolve()
+    if link.is_symlink() and link.resolve() != source:
+        link.unlink()
+    if not link.exists() and not link.is_symlink():
+        link.symlink_to(source, target_is_directory=True)
+    return SOURCE_LINK if link.is_symlink() and link.resolve() == source else str(source)
 
 
 VIEW_MARK = ".submitted-view"  # in a submitted/ made by course grade (so it may be replaced)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import tempfile
 from datetime import datetime
@@ -32,6 +33,38 @@ class SavedWorkError(ReleaseError):
 
 # What the last release wrote into notebooks/: sha256sum's format ("<sha256>  <id>/<file>").
 RELEASE_RECORD = ".release.sha256"
+# The same files' work digests (:func:`work_digest`), in the same format.
+RELEASE_WORK_RECORD = ".release.work.sha256"
+
+# What a front end writes into a notebook without the student changing it: opening it in
+# JupyterLab writes its kernel's kernelspec (the course's kernel is "Python 3 (ipykernel)", the
+# release says nbgrader's "Python 3"; VS Code, Colab or a conda kernel each write their own),
+# running a cell writes language_info, outputs and counts, and folding a cell writes UI state.
+FRONT_END_METADATA = ("kernelspec", "language_info", "widgets")
+FRONT_END_CELL_KEYS = ("outputs", "execution_count")
+FRONT_END_CELL_METADATA = ("collapsed", "scrolled", "jupyter", "execution", "ExecuteTime")
+
+
+def work_digest(data: bytes, name: str) -> str:
+    """sha256 of what a student changes in the file ``name`` holding ``data``: for a notebook,
+    its JSON (key order and layout aside) less what a front end writes on its own
+    (:data:`FRONT_END_METADATA`, :data:`FRONT_END_CELL_KEYS`, :data:`FRONT_END_CELL_METADATA`);
+    for any other file, or a notebook that is not JSON, its bytes."""
+    try:
+        nb = json.loads(data) if name.endswith(".ipynb") else None
+    except ValueError:
+        nb = None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells", []), list):
+        return hashlib.sha256(data).hexdigest()
+    if isinstance(nb.get("metadata"), dict):
+        nb["metadata"] = {k: v for k, v in nb["metadata"].items() if k not in FRONT_END_METADATA}
+    nb["cells"] = [{k: v for k, v in c.items() if k not in FRONT_END_CELL_KEYS} if isinstance(c, dict)
+                   else c for c in nb.get("cells", [])]
+    for cell in nb["cells"]:
+        if isinstance(cell, dict) and isinstance(cell.get("metadata"), dict):
+            cell["metadata"] = {k: v for k, v in cell["metadata"].items()
+                                if k not in FRONT_END_CELL_METADATA}
+    return hashlib.sha256(json.dumps(nb, sort_keys=True).encode()).hexdigest()
 
 
 def parse_due_dates(specs: list[str]) -> dict[str, datetime]:
@@ -119,7 +152,9 @@ def release_notebooks(assignment_ids: list[str] | None = None, *, root: Path = R
 
     The release is made in a temporary folder first. A file it would replace is left alone unless
     it holds what the last release wrote (its sha256 in ``notebooks/.release.sha256``) or what
-    this release writes; otherwise (answers saved there) nothing is written and
+    this release writes, byte for byte or but for what a front end writes on its own (its
+    :func:`work_digest` in ``notebooks/.release.work.sha256``: opening a notebook in JupyterLab
+    rewrites its kernelspec, running it adds outputs); otherwise (answers saved there) nothing is written and
     :class:`SavedWorkError` lists the files, unless ``force``. Files of ``notebooks/`` that the
     release does not write (a student's own) are never removed. Returns the released notebooks.
 
@@ -130,11 +165,7 @@ def release_notebooks(assignment_ids: list[str] | None = None, *, root: Path = R
     ids = assignment_ids or assignments(root)
     target = Path(root) / RELEASE_DIR
     record_path = target / RELEASE_RECORD
-    record = {}
-    if record_path.is_file():
-        for line in record_path.read_text().splitlines():
-            digest, _, name = line.partition("  ")
-            record[name] = digest
+    record, work_record = _read_record(record_path), _read_record(target / RELEASE_WORK_RECORD)
     fresh = release_to_temp(ids, root=root)
     try:
         new = {path.relative_to(fresh).as_posix(): path.read_bytes()
@@ -144,8 +175,10 @@ def release_notebooks(assignment_ids: list[str] | None = None, *, root: Path = R
         for name, data in new.items():
             dest = target / name
             if dest.is_file() and not force:
-                digest = hashlib.sha256(dest.read_bytes()).hexdigest()
-                if digest not in (record.get(name), hashlib.sha256(data).hexdigest()):
+                saved = dest.read_bytes()
+                digest = hashlib.sha256(saved).hexdigest()
+                if digest not in (record.get(name), hashlib.sha256(data).hexdigest()) and \
+                        work_digest(saved, name) not in (work_record.get(name), work_digest(data, name)):
                     changed.append(dest)
         if changed:
             raise SavedWorkError(changed)
@@ -153,10 +186,21 @@ def release_notebooks(assignment_ids: list[str] | None = None, *, root: Path = R
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             (target / name).write_bytes(data)
             record[name] = hashlib.sha256(data).hexdigest()
+            work_record[name] = work_digest(data, name)
     finally:
         shutil.rmtree(fresh, ignore_errors=True)
-    record_path.write_text("".join(f"{digest}  {name}\n" for name, digest in sorted(record.items())))
+    for path, digests in ((record_path, record), (target / RELEASE_WORK_RECORD, work_record)):
+        path.write_text("".join(f"{digest}  {name}\n" for name, digest in sorted(digests.items())))
     return [target / name for name in new if name.endswith(".ipynb")]
+
+
+def _read_record(path: Path) -> dict[str, str]:
+    """A record in sha256sum's format: file name -> digest; {} when there is none."""
+    record = {}
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        digest, _, name = line.partition("  ")
+        record[name] = digest
+    return record
 
 
 def execute_notebook(path: Path, *, timeout: int = 600) -> nbformat.NotebookNode:

@@ -49,7 +49,9 @@ class JobResult:
     as they ran; ``log`` is nbgrader's log; ``seconds`` the job's wall time; ``timings`` splits
     it, in seconds: "kernel start", "integrity checks", "set-up cell", "graded cells" (the
     verdict's requests, or a test cell run in the kernel), "other cells" and "nbgrader" (the rest
-    of nbgrader's autograde on the worker).
+    of nbgrader's autograde on the worker). ``files`` maps the name of each file the notebooks
+    wrote in their working folders to its bytes, and ``notes`` says what of them was left out
+    (:mod:`~.preprocessors.written`).
     """
     key: str
     kind: Outcome
@@ -59,6 +61,8 @@ class JobResult:
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
     missing_limits: list[str] = field(default_factory=list)
+    files: dict[str, bytes] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def success(self) -> bool:

@@ -27,6 +27,7 @@ from autograder.grading.failures import MACHINERY_FAILURES, OUT_OF_MEMORY, Outco
 from autograder.grading.jobs.job import Job, JobResult
 from autograder.grading.kernels.cgroups import missing_limits_lines
 from autograder.grading.nbgrader_api import nbgrader_api, nbgrader_config, read_failure
+from autograder.grading.preprocessors import written
 from autograder.grading.preprocessors.execute import TIMINGS
 
 
@@ -97,6 +98,8 @@ def _autograde(job: Job, scratch: Path, warm: bool = True) -> JobResult:
     if not warm:
         config.SandboxedKernelManager.warm = False
     TIMINGS.clear()
+    written.WRITTEN.clear()
+    written.NOTES.clear()
     started = time.perf_counter()
     outcome = nbgrader_api(config).autograde(job.assignment_id, job.student_id, force=True,
                                              create=True)
@@ -110,9 +113,9 @@ def _autograde(job: Job, scratch: Path, warm: bool = True) -> JobResult:
     if kernel_log.exists():  # its last lines: why a kernel did not start, what a library said
         tail = kernel_log.read_bytes()[-4000:].decode("utf-8", "replace")
         log += f"\n--- the kernel's own stdout and stderr (last lines) ---\n{tail}"
-    if outcome.get("success"):
-        return JobResult(job.key, kind, executed=executed, log=log, timings=timings)
-    return JobResult(job.key, kind, problem, executed, log, timings=timings)
+    files, notes = dict(written.WRITTEN), list(written.NOTES)
+    return JobResult(job.key, kind, "" if outcome.get("success") else problem, executed, log,
+                     timings=timings, files=files, notes=notes)
 
 
 def _kill_kernels() -> None:

@@ -4,8 +4,10 @@ output limits as output arrives.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 import uuid
+from contextlib import contextmanager
 from queue import Empty
 
 import nbformat
@@ -23,9 +25,10 @@ from autograder.grading.defaults import (
     MAX_NOTEBOOK_OUTPUT_BYTES,
     REVIEW_KEY,
     VERDICT_KEY,
+    WORKDIR,
 )
 from autograder.grading.kernels.managers import LimitedKernelManager, SandboxedKernelManager
-from autograder.grading.preprocessors import door, probe, verdict
+from autograder.grading.preprocessors import door, probe, verdict, written
 from autograder.grading.preprocessors.autograde import output_size
 
 # Seconds GradingExecute spent in this process, by step ("kernel start", "integrity checks",
@@ -94,6 +97,8 @@ class GradingExecute(Execute):
         nb.metadata[REVIEW_KEY] = []
         for cell in nb.cells:
             cell.metadata.pop(VERDICT_KEY, None)
+        # The files of the notebook's folder before it runs: the submission's (see _read_written).
+        self._present = set(os.listdir(_folder(resources)))
         return super().preprocess(nb, resources, km)
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
@@ -273,7 +278,6 @@ class GradingExecute(Execute):
         finally:
             _add_time("kernel start", started)
 
-
     async def async_start_new_kernel_client(self):
         started = time.perf_counter()
         # The client's sockets, made from here on, receive no message larger than the limit: ZMQ
@@ -283,6 +287,25 @@ class GradingExecute(Execute):
             return await super().async_start_new_kernel_client()
         finally:
             _add_time("kernel start", started)
+
+    @contextmanager
+    def setup_kernel(self, **kwargs):
+        """nbclient's, and once the last cell has run (the kernel still alive), the files the
+        notebook wrote in its working folder are read back (:mod:`.preprocessors.written`)."""
+        with super().setup_kernel(**kwargs):
+            yield
+            run_sync(self._read_written)()
+
+    async def _read_written(self) -> None:
+        notebook = str(self.resources.get("unique_key") or "the notebook")
+        sandboxed = isinstance(self.km, SandboxedKernelManager)
+        folder = WORKDIR if sandboxed else _folder(self.resources)
+        try:
+            await written.collect(written.through_door(self), folder, notebook, self._present,
+                                  shared=not sandboxed)
+        except Exception as error:  # a kernel that died at the end: its files are lost, no more
+            written.NOTES.append(f"{notebook}: the files it wrote could not be read "
+                                 f"({type(error).__name__})")
 
     start_new_kernel = run_sync(async_start_new_kernel)  # as execute_cell below
     start_new_kernel_client = run_sync(async_start_new_kernel_client)
@@ -343,6 +366,11 @@ class GradingExecute(Execute):
         before = f"before cell {cell_index + 1}" + (f" ('{grade_id}')" if grade_id else "")
         review += [f"{finding} ({before})" for finding in found["checks"]
                    if not any(r.startswith(finding) for r in review)]
+
+
+def _folder(resources) -> str:
+    """The notebook's folder (nbconvert's ``resources["metadata"]["path"]``), absolute."""
+    return os.path.abspath(((resources or {}).get("metadata") or {}).get("path") or ".")
 
 
 def _is_check_cell(cell) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.checks.judge import error_name
-from autograder.grading.defaults import REVIEW_KEY, VERDICT_KEY
+from autograder.grading.defaults import MAX_WRITTEN_FILES, REVIEW_KEY, VERDICT_KEY, WRITTEN_NAME
 from autograder.grading.failures import Outcome
 from autograder.grading.intake.scan import review_submission
 from autograder.grading.intake.submissions import (
@@ -22,12 +22,15 @@ from autograder.grading.run.records import read_record
 from autograder.grading.run.results import NotebookGrade
 
 
-def record(config, sub: Submission, executed_dir: Path, problem: str) -> str:
+def record(config, sub: Submission, executed_dir: Path, problem: str, unchanged: bool = False) -> str:
     """Run nbgrader's autograde of ``sub`` on the real gradebook, reusing the outputs of the
     worker's execution in ``executed_dir`` (see :class:`~.preprocessors.record.ReuseOutputs`).
 
-    ``problem`` is why the worker left no executed notebook ("" when it did). Returns "" on
-    success, else why recording failed (the batch goes on without this submission)."""
+    ``problem`` is why the worker left no executed notebook ("" when it did). ``unchanged``: its
+    files are those last recorded (graded again with ``--force``): nbgrader marks every cell a
+    person scored as needing manual grading again, but the answer the score was given for is
+    the same, so the person's score stands and the mark is taken back. Returns "" on success,
+    else why recording failed (the batch goes on without this submission)."""
     from nbgrader.preprocessors import Execute
 
     config = config.copy()
@@ -38,10 +41,43 @@ def record(config, sub: Submission, executed_dir: Path, problem: str) -> str:
     config.ReuseOutputs.problem = problem
     with gradebook_lock(Path(config.CourseDirectory.autograded_directory).parent):
         result = nbgrader_api(config).autograde(sub.assignment_id, sub.student_id, force=True)
+        if result["success"] and unchanged:
+            _keep_manual_scores(config, sub)
     if result["success"]:
         return ""
     _, why = read_failure(result.get("error", ""), result.get("log", ""))
     return "recording in the gradebook failed: " + why.removeprefix("grading failed: ")
+
+
+def _keep_manual_scores(config, sub: Submission) -> None:
+    """Take back nbgrader's "needs manual grading" mark from each cell of ``sub`` a person scored
+    (see :func:`record`)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gb:
+        for notebook in gb.find_submission(sub.assignment_id, sub.student_id).notebooks:
+            for grade in notebook.grades:
+                if grade.manual_score is not None and grade.needs_manual_grade:
+                    grade.needs_manual_grade = False
+        gb.db.commit()
+
+
+def place_written(folder: Path, files: dict[str, bytes]) -> list[str]:
+    """Write ``files`` (name -> bytes: what a worker read back of the files the notebooks wrote,
+    :mod:`~.preprocessors.written`) into the autograded folder ``folder``, as plain nbgrader
+    leaves them, never over a file already there (the autograded notebooks, the submission's
+    files) nor under a name :data:`~.defaults.WRITTEN_NAME` refuses; returns a note per file left
+    out."""
+    notes = []
+    for name, data in sorted(files.items())[:MAX_WRITTEN_FILES]:
+        target = folder / name
+        if not WRITTEN_NAME.fullmatch(name) or target.exists() or target.is_symlink():
+            notes.append(f"left out '{printable(name)[:120]}', a file a notebook wrote (the "
+                         f"autograded folder holds a file of that name)")
+            continue
+        with open(target, "xb") as handle:
+            handle.write(data)
+    return notes
 
 
 def collect(config, subs: list[Submission], layout: OutputLayout) -> list[NotebookGrade]:
@@ -77,7 +113,8 @@ def _collect_one(gb, sub: Submission, layout: OutputLayout,
     run_problem = record.get("problem", "")
     for notebook in gb.find_assignment(sub.assignment_id).notebooks:
         grade = NotebookGrade(sub.student_id, sub.assignment_id, notebook.name,
-                              notes=list(sub.notes), failures=list(record.get("failures", [])),
+                              notes=list(sub.notes) + _strings(record.get("notes")),
+                              failures=list(record.get("failures", [])),
                               folder=sub.folder.parent.name, review=list(sub.review))
         grade.problem = sub.problems.get(notebook.name) or run_problem or None
         grade.outcome = _recorded_outcome(record) if run_problem else Outcome.GRADED
@@ -119,11 +156,16 @@ def _collect_one(gb, sub: Submission, layout: OutputLayout,
     return grades
 
 
+def _strings(value) -> list[str]:
+    """The strings of a list a record holds (a record is a file of the output folder)."""
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
 def _known_score(grade) -> float | None:
     """A manually graded cell's score: a person's (``manual_score``, with any extra credit), or
     nbgrader's own (0 for an answer left as released), None while it waits for a person."""
-    if grade.manual_score is None and grade.auto_score is None:
-        return None
+    if grade.manual_score is None and grade.auto_score is None or grade.needs_manual_grade:
+        return None  # waits for a person (nbgrader's mark: the formgrader shows the same)
     return float(grade.score or 0)
 
 

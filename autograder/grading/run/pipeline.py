@@ -57,7 +57,8 @@ from autograder.grading.kernels.bwrap import SandboxUnavailable, sandbox_problem
 from autograder.grading.layout import OutputLayout, gradebook_lock
 from autograder.grading.nbgrader_api import nbgrader_config, sqlite_url
 from autograder.grading.report_text import printable, printable_block
-from autograder.grading.run.gradebook import collect, create_students, record, write_feedback
+from autograder.grading.run.gradebook import (collect, create_students, place_written, record,
+                                              write_feedback)
 from autograder.grading.run.records import fingerprint, read_record
 from autograder.grading.run.reports import write_exports, write_summary
 from autograder.grading.run.results import GradeRun, NotebookGrade
@@ -217,10 +218,14 @@ class ClassGrading:
         # file was not a notebook too (with 0).
         create_students(self.config, sorted({s.student_id for s in subs
                                               if not student_id_problem(s.folder.parent.name)}))
+        for sub in subs:  # not graded (no notebook of it readable): recorded as graded ones are
+            if sub.problems and not sub.notebooks.keys() - sub.problems.keys():
+                self._write_unreadable(sub)
         for sub in self.gradable:
             try:
                 stage(sub, self.staged_dir, release_dir=self.layout.release)
             except Unalignable:  # its reason is the notebook's problem already: not a failed step
+                self._write_unreadable(sub)
                 continue
             except Exception as error:  # a notebook nbformat reads but we cannot stage
                 self.failed.setdefault(sub.key, []).append(f"stage: {type(error).__name__}: {error}")
@@ -276,11 +281,14 @@ class ClassGrading:
             shutil.rmtree(folder, ignore_errors=True)
             return
         started = time.perf_counter()
+        unchanged = self._read_record(sub).get("sha256") == self.fingerprints[result.key]
         try:
-            not_recorded = record(self.config, sub,
-                                  executed if result.success else folder / "none", problem)
+            not_recorded = record(self.config, sub, executed if result.success else folder / "none",
+                                  problem, unchanged)
         except Exception as error:  # the gradebook refused it: this submission only
             not_recorded = f"recording in the gradebook failed: {type(error).__name__}: {error}"
+        notes = result.notes + ([] if not_recorded else place_written(
+            self.layout.autograded / sub.student_id / sub.assignment_id, result.files))
         self.timings[result.key] = {**result.timings, "record": time.perf_counter() - started}
         # A submission that could not be recorded keeps no fingerprint: the next run retries it.
         self._write_record(sub, {
@@ -288,7 +296,8 @@ class ClassGrading:
             "problem": not_recorded or problem,
             "outcome": Outcome.FAILED if not_recorded else result.kind, "sandboxed": self.sandbox,
             "failures": [f"{step}: {why}" for step, why in
-                         (("execute", problem), ("record", not_recorded)) if why]})
+                         (("execute", problem), ("record", not_recorded)) if why],
+            "notes": notes})
         shutil.rmtree(folder, ignore_errors=True)
 
     def report(self, feedback: bool = True) -> GradeRun:
@@ -372,6 +381,13 @@ class ClassGrading:
         if due is None or not text or not parse_utc(text) > due:
             return None
         return [due.isoformat(), self.late_penalty]
+
+    def _write_unreadable(self, sub: Submission) -> None:
+        """Record ``sub`` as not graded, unreadable, so that a later run of other assignments
+        reports it as this one does (a record is what puts it in their reports)."""
+        self._write_record(sub, {"sha256": None, "problem": "; ".join(sub.problems.values()),
+                                 "outcome": Outcome.UNREADABLE, "sandboxed": self.sandbox,
+                                 "failures": []})
 
     def _write_record(self, sub: Submission, data: dict) -> None:
         path = self.layout.record(sub.student_id, sub.assignment_id)

@@ -1,0 +1,40 @@
+"""Manage Assignments' link to an assignment's source opens (issue 29, item 6): nbgrader links
+``/tree/<source_path>``, the source folder relative to the course root, and the Jupyter server
+serves only inside its root (the graded class's folder), so the course's solutions/ is reached
+there through a link. Real nbgrader (a release into the folder, its API reading the folder's
+nbgrader_config.py as the formgrader does) and jupyter_server's own contents manager."""
+from __future__ import annotations
+
+from jupyter_server.services.contents.filemanager import FileContentsManager
+from nbgrader.apps import NbGraderAPI
+from nbgrader.coursedir import CourseDirectory
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograder.grading.distribute.formgrader import SOURCE_LINK, write_course_config
+from tests.instructor_course import cell, make_course, released
+
+A = "linked"
+
+
+def test_the_assignment_link_of_manage_assignments_opens_its_source(tmp_path):
+    course = make_course(tmp_path / "course", {A: [cell("x = 1", "answer", answer=True)]})
+    out = tmp_path / "graded"
+    out.mkdir()
+    released(course, [A], out / "release")
+    (out / "release" / "gradebook.db").rename(out / "gradebook.db")
+    write_course_config(out, course)
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(out)).load_config()
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    source_path = api.get_assignment(A)["source_path"]
+    assert source_path == f"{SOURCE_LINK}/{A}"
+    listing = FileContentsManager(root_dir=str(out)).get(source_path)
+    assert [c["name"] for c in listing["content"]] == [f"{A}.ipynb"]
+    # Written again (a second `course formgrader`), the link stays; a folder of the
+    # instructor's own named so is never replaced: the absolute path is used.
+    write_course_config(out, course)
+    assert (out / SOURCE_LINK).resolve() == (course / "solutions").resolve()
+    (out / SOURCE_LINK).unlink()
+    (out / SOURCE_LINK).mkdir()
+    write_course_config(out, course)
+    assert (out / SOURCE_LINK).is_dir() and not (out / SOURCE_LINK).is_symlink()
+    assert repr(str((course / "solutions").resolve())) in (out / "nbgrader_config.py").read_text()
