@@ -1,6 +1,7 @@
 """The checks of 04 (control flow): correct implementations pass, known-wrong ones fail with the id of
 the course catalogue (autograder/checks/mistakes.py) and a message that names the cause. Real
 TensorFlow, graph mode."""
+import re
 import sys
 
 import numpy as np
@@ -10,11 +11,73 @@ import tensorflow as tf
 from autograder.checks import control_flow as checks
 from autograder.checks import judge, plain
 from autograder.checks.compare import CheckFailed
+from autograder.checks.judge.control_flow import tanh_reference
 from autograder.checks.kernel_entry import Entry
 from tests.expect import fails_with, flat
 
 
+# ------------------------------------------------------------------ predict_draft
+
+def test_predict_draft_accepts_the_behaviour_written_two_ways(capsys):
+    checks.check_predict_draft([False, True, False])
+    checks.check_predict_draft(list((0 > 1, 2 > 1, 0 > 0)))
+    assert capsys.readouterr().out.count("1 case passed") == 2
+
+
+def test_predict_draft_rejects_a_graph_that_takes_one_branch_as_python_does():
+    # The misconception: the graph call with 2.0 takes the positive branch and works.
+    fails_with(checks.check_predict_draft, [True, True, False], "M36", "traces both",
+               "even classify_draft(tf.constant(2.0)) raises")
+
+
+def test_predict_draft_rejects_an_eager_call_that_never_reaches_the_word():
+    fails_with(checks.check_predict_draft, [False, True, True], None, "UnboundLocalError")
+
+
+def test_predict_draft_rejects_a_prediction_measured_by_running_the_code():
+    # The right values without the thinking: tensors the cell computed, not a prediction.
+    measured = [tf.constant(False), tf.constant(True), tf.constant(False)]
+    error = fails_with(checks.check_predict_draft, measured, None, "written in the prediction")
+    assert error.code == "prediction_type"
+
+
+def test_grading_predict_draft_hides_the_answer():
+    _graded("check_predict_draft", [False, True, False], [None])
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_predict_draft", [True, True, False], [None])
+    message = flat(info.value)
+    assert info.value.mistake == "M36" and "you predicted" not in message, message
+
+
 # ------------------------------------------------------------------ classify
+
+@tf.function
+def classify_draft(x):
+    if x > 0:
+        word = "positive"
+    elif x < 0:
+        word = "negative"
+    return word
+
+
+def test_classify_rejects_the_draft_with_a_name_set_on_two_paths():
+    error = fails_with(checks.check_classify, classify_draft, "M36", "every branch",
+                       "else:")
+    assert error.code == "one_branch"
+
+
+def test_classify_accepts_the_word_set_before_the_if(capsys):
+    @tf.function
+    def classify(x):
+        word = "zero"
+        if x > 0:
+            word = "positive"
+        elif x < 0:
+            word = "negative"
+        return word
+    checks.check_classify(classify, cases=[0.5, -0.25, 0.0], hidden=True)
+    assert "3 cases passed" in capsys.readouterr().out
+
 
 def _classify(x):
     if x > 0:
@@ -65,21 +128,40 @@ def test_classify_rejects_undecorated_function():
 
 
 # ------------------------------------------------------------------ tanh_loop
+# tanh_loop returns the history of x, shape (steps + 1, n): the draft's growing loop variable
+# fixed (a TensorArray, or set_loop_options), its Python print made a tf.print.
 
 @tf.function
 def tanh_loop(x):
+    history = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+    history = history.write(0, x)
     while tf.reduce_sum(x) > 1:
         x = tf.tanh(x)
         tf.print(x, output_stream=sys.stdout)
-    return x
+        history = history.write(history.size(), x)
+    return history.stack()
 
 
 @tf.function
-def tanh_loop_python_print(x):
+def tanh_loop_draft(x):
+    history = x[tf.newaxis]
     while tf.reduce_sum(x) > 1:
         x = tf.tanh(x)
         print(x)
-    return x
+        history = tf.concat([history, x[tf.newaxis]], axis=0)
+    return history
+
+
+@tf.function
+def tanh_loop_python_print(x):  # the shape fixed, the print not
+    history = x[tf.newaxis]
+    while tf.reduce_sum(x) > 1:
+        tf.autograph.experimental.set_loop_options(
+            shape_invariants=[(history, tf.TensorShape([None, None]))])
+        x = tf.tanh(x)
+        print(x)
+        history = tf.concat([history, x[tf.newaxis]], axis=0)
+    return history
 
 
 def test_tanh_loop_counts_one_tf_print_per_iteration(capfd):
@@ -87,20 +169,69 @@ def test_tanh_loop_counts_one_tf_print_per_iteration(capfd):
     assert capfd.readouterr().err == ""
 
 
+def test_tanh_loop_accepts_the_draft_fixed_with_shape_invariants(capfd):
+    @tf.function
+    def invariants(x):
+        history = tf.expand_dims(x, 0)
+        while tf.reduce_sum(x) > 1:
+            tf.autograph.experimental.set_loop_options(
+                shape_invariants=[(history, tf.TensorShape([None, None]))])
+            x = tf.tanh(x)
+            tf.print(x, output_stream=sys.stdout)
+            history = tf.concat([history, [x]], axis=0)
+        return history
+    checks.check_tanh_loop(invariants, cases=[[0.5, 0.2], [3.0], [2.0, 0.5]], hidden=True)
+    assert "3 cases passed" in capfd.readouterr().out
+
+
+def test_tanh_loop_accepts_a_hand_written_while_loop():
+    @tf.function
+    def tanh_loop_while(x):
+        def step(x, rows):
+            x = tf.tanh(x)
+            tf.print(x, output_stream=sys.stdout)
+            return x, rows.write(rows.size(), x)
+        rows = tf.TensorArray(tf.float32, size=1, dynamic_size=True).write(0, x)
+        return tf.while_loop(lambda x, rows: tf.reduce_sum(x) > 1, step, (x, rows))[1].stack()
+    checks.check_tanh_loop(tanh_loop_while, cases=[[3.0], [2.0, 0.5]], hidden=True)
+
+
+def test_tanh_loop_rejects_the_draft_with_a_growing_loop_variable():
+    error = fails_with(checks.check_tanh_loop, tanh_loop_draft, "M37", "shape changes",
+                       "tf.TensorArray", "set_loop_options")
+    assert error.code == "loop_shape"
+
+
 def test_tanh_loop_rejects_python_print():
     fails_with(checks.check_tanh_loop, tanh_loop_python_print, "M08", "tf.print")
+
+
+def test_tanh_loop_rejects_the_last_x_instead_of_the_history():
+    @tf.function
+    def last_x(x):
+        while tf.reduce_sum(x) > 1:
+            x = tf.tanh(x)
+            tf.print(x, output_stream=sys.stdout)
+        return x
+    fails_with(checks.check_tanh_loop, last_x, None, "should have shape (6, 2)")
 
 
 def test_tanh_loop_rejects_unrolled_python_loop_counted_by_hand():
     # Right for [1.0, 2.0] (5 iterations, worked out by hand), but no loop in the graph.
     @tf.function
     def by_hand(x):
+        rows = [x]
         for _ in range(5):
             x = tf.tanh(x)
             tf.print(x, output_stream=sys.stdout)
-        return x
-    error = fails_with(checks.check_tanh_loop, by_hand, None, "expected", "for the input")
-    assert "[2.0, 3.0]" in str(error)  # the probe, shown in a visible check
+            rows.append(x)
+        return tf.stack(rows)
+    error = fails_with(checks.check_tanh_loop, by_hand, None, "for the input",
+                       "should have shape")
+    assert "[2.0, 3.0]" in flat(error)  # the probe, shown in a visible check
+
+
+BY_HAND = tanh_reference([1.0, 2.0])[0].astype(np.float32)  # the 6 rows, worked out before
 
 
 def test_tanh_loop_rejects_hand_computed_constant_result():
@@ -110,44 +241,36 @@ def test_tanh_loop_rejects_hand_computed_constant_result():
         while tf.reduce_sum(y) > 1:
             y = tf.tanh(y)
             tf.print(y, output_stream=sys.stdout)
-        return tf.constant([0.47197992, 0.5079592]) + 0 * y
+        return tf.constant(BY_HAND) + 0 * y
     fails_with(checks.check_tanh_loop, constant, "M21", "same value", cases=[[1.0, 2.0]])
 
 
-def test_tanh_loop_rejects_python_loop_in_a_py_function():
-    def numpy_loop(x):
-        x = x.numpy()
-        while x.sum() > 1:
-            x = np.tanh(x)
-            print(x)
-        return x
+def _numpy_history(x):
+    rows = [x.numpy()]
+    while rows[-1].sum() > 1:
+        rows.append(np.tanh(rows[-1]))
+        print(rows[-1])
+    return np.stack(rows)
 
+
+def test_tanh_loop_rejects_python_loop_in_a_py_function():
     @tf.function
     def py_loop(x):  # prints once per iteration, from Python
-        return tf.reshape(tf.py_function(numpy_loop, [x], tf.float32), tf.shape(x))
+        return tf.reshape(tf.py_function(_numpy_history, [x], tf.float32), [-1, tf.size(x)])
     error = fails_with(checks.check_tanh_loop, py_loop, "M21", "no While op")
     assert "tf.reduce_sum(x) > 1" in str(error)
-
-
-def test_tanh_loop_accepts_a_hand_written_while_loop():
-    @tf.function
-    def tanh_loop_while(x):
-        def step(x):
-            x = tf.tanh(x)
-            tf.print(x, output_stream=sys.stdout)
-            return (x,)
-        return tf.while_loop(lambda x: tf.reduce_sum(x) > 1, step, (x,))[0]
-    checks.check_tanh_loop(tanh_loop_while, cases=[[3.0], [2.0, 0.5]], hidden=True)
 
 
 def test_tanh_loop_rejects_loop_that_stops_early():
     @tf.function
     def once(x):
+        history = x[tf.newaxis]
         if tf.reduce_sum(x) > 1:
             x = tf.tanh(x)
             tf.print(x)
-        return x
-    fails_with(checks.check_tanh_loop, once, None, "expected")
+            history = tf.stack([history[0], x])
+        return history
+    fails_with(checks.check_tanh_loop, once, None, "should have shape")
 
 
 # ------------------------------------------------------------------ fizzbuzz
@@ -210,6 +333,30 @@ def test_fizzbuzz_rejects_words_written_in_advance():
     fails_with(checks.check_fizzbuzz, captured, "M21", "written in advance")
 
 
+LONG_TEXT = " ".join(checks.fizzbuzz_reference(2000))
+
+
+def test_fizzbuzz_rejects_words_written_in_advance_as_one_long_string():
+    # One element, 9940 bytes: counted in characters, not elements.
+    split = tf.function(lambda n: tf.strings.split(tf.constant(LONG_TEXT))[:n])
+    error = fails_with(checks.check_fizzbuzz, split, "M21", "as text", "in bytes",
+                       "tf.strings.as_string")
+    assert error.code == "text"
+    # The text in an op's attribute (a tf.strings.format template), not a constant.
+    template = tf.function(lambda n: tf.strings.split(tf.strings.format(LONG_TEXT, []))[:n])
+    assert fails_with(checks.check_fizzbuzz, template, "M21", "as text").code == "text"
+    # Short enough for one period's bytes, but the numbers are written out in it.
+    short = " ".join(checks.fizzbuzz_reference(16))
+    few = tf.function(lambda n: tf.strings.split(tf.constant(short))[:n])
+    assert fails_with(checks.check_fizzbuzz, few, "M21", "numbers written out").code == "text"
+
+
+def test_fizzbuzz_written_text_counts_bytes_of_the_solution():
+    fn = tf.function(_fizzbuzz)
+    text = checks.written_text(fn, tf.TensorSpec([], tf.int32))
+    assert text == {"text_bytes": 16, "text_numbers": 0}  # "FizzBuzz", "Fizz", "Buzz"
+
+
 def test_fizzbuzz_rejects_words_computed_by_python():
     def python_words(n):
         return tf.constant(checks.fizzbuzz_reference(int(n)))
@@ -251,6 +398,46 @@ def test_count_word_rejects_substring_count():
     # str(...).count counts "Fizz" inside "FizzBuzz" too: a wrong count, not M21.
     fails_with(checks.check_count_word, lambda labels, word: str(labels.numpy()).count(word),
                None, "expected 4, got 5")
+
+
+def test_count_word_accepts_other_decodings_and_byte_comparisons():
+    spellings = (lambda labels, word: sum(1 for s in labels.numpy() if str(s, "utf-8") == word),
+                 lambda labels, word: int(np.count_nonzero(labels.numpy() == word.encode())),
+                 lambda labels, word: int(tf.reduce_sum(tf.cast(tf.equal(labels, word),
+                                                                tf.int32))),
+                 lambda labels, word: int(tf.math.count_nonzero(
+                     tf.strings.regex_full_match(labels, re.escape(word)))))
+    for fn in spellings:
+        checks.check_count_word(fn, cases=[(checks.fizzbuzz_reference(30), "Buzz"),
+                                           (["7", "11"], "7")], hidden=True)
+
+
+def test_count_word_rejects_bytes_read_through_str_or_repr():
+    # Right for ASCII words: str(b"Fizz") == "b'Fizz'", repr(b"Fizz")[2:-1] == "Fizz".
+    through_str = lambda labels, word: sum(1 for s in labels.numpy()  # noqa: E731
+                                           if str(s) == f"b'{word}'")
+    through_repr = lambda labels, word: sum(1 for s in labels.numpy()  # noqa: E731
+                                            if repr(s)[2:-1] == word)
+    as_latin1 = lambda labels, word: sum(1 for s in labels.numpy()  # noqa: E731
+                                         if s.decode("latin-1") == word)
+    for fn in (through_str, through_repr, as_latin1):
+        fails_with(checks.check_count_word, fn, "M35", "accent", "escapes", "decode")
+
+
+def test_count_word_rejects_bytes_decoded_as_ascii():
+    as_ascii = lambda labels, word: int(  # noqa: E731
+        (labels.numpy().astype(str) == word).sum())
+    error = fails_with(checks.check_count_word, as_ascii, "M35", "UnicodeDecodeError", "UTF-8")
+    assert error.code == "not_utf8"
+
+
+def test_grading_count_word_words_m35_without_the_word():
+    cases = [[checks.fizzbuzz_reference(30), "Buzz"]]
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_count_word", lambda labels, word: sum(
+            1 for s in labels.numpy() if str(s) == f"b'{word}'"), cases)
+    message = flat(info.value)
+    assert info.value.mistake == "M35" and "Buzz" not in message and "got" not in message
 
 
 def test_count_word_rejects_bytes_compared_with_str():
@@ -341,6 +528,8 @@ def test_grading_fizzbuzz_passes_the_solution_and_hides_inputs_and_words():
     assert reply["cases"][0]["obs"]["numeral_strings"] == 0
     for wrong, mistake in ((tf.function(lambda n: _fizzbuzz(n, keep_write=False)), "M11"),
                            (tf.function(lambda n: tf.constant(PRECOMPUTED)[:n]), "M21"),
+                           (tf.function(lambda n: tf.strings.split(tf.constant(LONG_TEXT))[:n]),
+                            "M21"),
                            (tf.function(lambda n: tf.strings.regex_replace(
                                _fizzbuzz(n), "^Fizz$", "Buzz")), None)):
         with pytest.raises(CheckFailed) as info:
@@ -359,6 +548,9 @@ def test_grading_tanh_loop_judges_line_counts_on_the_grader(capfd):
     message = flat(info.value)
     assert info.value.mistake == "M08" and "iterations but" not in message
     assert "2.0" not in message and "0.5" not in message
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_tanh_loop", tanh_loop_draft, [[2.0, 0.5]])
+    assert info.value.mistake == "M37" and "2.0" not in flat(info.value)
     assert capfd.readouterr().err == ""
 
 
@@ -368,6 +560,9 @@ def test_grading_classify_and_sum_even():
         _graded("check_classify", tf.function(_sign_two_way), [0.5, 0.0])
     message = flat(info.value)
     assert "hidden case 2" in message and "zero" not in message and "negative" not in message
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_classify", classify_draft, [0.5])
+    assert info.value.mistake == "M36" and "0.5" not in flat(info.value)
     _graded("check_sum_even", sum_even, [[7, 8, -2, 5, 10], [1, 3, 5], [], [0, 100, -100, 9]])
     with pytest.raises(CheckFailed) as info:
         _graded("check_sum_even", tf.function(
@@ -403,18 +598,10 @@ def test_classify_rejects_tf_where_beside_a_decoy_if():
     assert error.code == "cond_beside"
 
 
-def _np_tanh_loop(v):
-    v = v.numpy()
-    while v.sum() > 1:
-        v = np.tanh(v)
-        print(v)
-    return v
-
-
 @tf.function
 def tanh_loop_numpy_beside_a_decoy_while(x):
-    out = tf.py_function(_np_tanh_loop, [x], tf.float32)
-    out.set_shape(x.shape)
+    out = tf.py_function(_numpy_history, [x], tf.float32)
+    out.set_shape([None, x.shape[0]])
     i = tf.constant(0)
     while i < 1:
         i += 1
@@ -429,17 +616,20 @@ def test_tanh_loop_rejects_a_numpy_loop_in_py_function_beside_a_decoy_while(capf
 
 @tf.function
 def tanh_loop_unrolled_beside_a_decoy_while(x):
-    # 60 iterations unrolled in Python (each one only while the sum is above 1, printing
+    # 60 iterations unrolled in Python (each one kept only while the sum is above 1, printing
     # then), a decoy graph loop beside them.
+    rows, kept = [x], [tf.constant(True)]
     for _ in range(60):
         going = tf.reduce_sum(x) > 1
         x = tf.where(going, tf.tanh(x), x)
         if going:
             tf.print(x, output_stream=sys.stdout)
+        rows.append(x)
+        kept.append(going)
     i = tf.constant(0)
     while i < 1:
         i += 1
-    return x
+    return tf.boolean_mask(tf.stack(rows), tf.stack(kept))
 
 
 def test_tanh_loop_rejects_a_decoy_while_beside_the_computed_x(capfd):

@@ -4,6 +4,7 @@ cause. Real TensorFlow."""
 import logging
 import sys
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -113,7 +114,7 @@ def test_noisy_square_says_when_what_it_prints_is_not_x():
     def prints_other(x):
         tf.print("a square", output_stream=sys.stdout)
         return x * x
-    fails_with(checks.check_noisy_square, prints_other, None, "not in what it prints")
+    fails_with(checks.check_noisy_square, prints_other, "M21", "not in what it prints")
 
 
 def test_noisy_square_rejects_undecorated_function():
@@ -174,7 +175,8 @@ def test_accumulator_rejects_variable_created_inside_tf_function():
 
 
 def test_accumulator_rejects_total_shared_between_instances():
-    fails_with(checks.check_accumulator, AccumulatorShared, None, "expected")
+    fails_with(checks.check_accumulator, AccumulatorShared, "M32", "second Accumulator()",
+               "one tf.Variable", "__init__")
 
 
 class AccumulatorPythonSide(tf.Module):
@@ -234,15 +236,16 @@ def test_celsius_to_fahrenheit_accepts_input_signature():
 
 
 def test_celsius_to_fahrenheit_rejects_retracing_on_python_floats():
-    # Issue 18: the right numbers, but not one graph for every input (M21; message as before).
+    # Issue 18: the right numbers, but not one graph for every input: M26, a retrace for
+    # every Python number (issue 27: the specific id, not M21).
     error = fails_with(checks.check_make_celsius_to_fahrenheit, lambda: tf.function(fahrenheit),
-                       "M21", "input_signature")
+                       "M26", "input_signature")
     assert "traced 3 times" in str(error)
 
 
 def test_celsius_to_fahrenheit_rejects_reduce_retracing_alone():
     fails_with(checks.check_make_celsius_to_fahrenheit,
-               lambda: tf.function(fahrenheit, reduce_retracing=True), "M21", "reduce_retracing")
+               lambda: tf.function(fahrenheit, reduce_retracing=True), "M26", "reduce_retracing")
 
 
 def test_celsius_to_fahrenheit_rejects_hand_computed_constant():
@@ -403,7 +406,7 @@ def test_grading_make_celsius_rejects_retracing_without_counts():
     with pytest.raises(CheckFailed) as info:
         _graded("check_make_celsius_to_fahrenheit", lambda: tf.function(fahrenheit), [37.0])
     message = flat(info.value)
-    assert info.value.mistake == "M21" and "input_signature" in message
+    assert info.value.mistake == "M26" and "input_signature" in message
     assert "37" not in message and "traced 3" not in message
 
 
@@ -646,3 +649,284 @@ def test_grad_through_with_jacobian_still_rejects_the_wrong_answers():
             y = f(x)
         return tape.jacobian(y, x)
     fails_with(checks.check_grad_through, unwatched, "M01", "tape.watch")
+
+
+# ------------------------------------------------------------------ issue 27: predictions
+# Graded as 07's predict_* cells: a wrong prediction names the misconception, a right one
+# passes however it is written.
+
+def test_predict_if_error_accepts_the_name_the_class_and_its_base(capsys):
+    checks.check_predict_if_error("OperatorNotAllowedInGraphError")
+    checks.check_predict_if_error(tf.errors.OperatorNotAllowedInGraphError)
+    checks.check_predict_if_error("tf.errors.OperatorNotAllowedInGraphError")
+    checks.check_predict_if_error("TypeError")
+    assert capsys.readouterr().out.count("passed") == 4
+
+
+def test_predict_if_error_rejects_a_value_and_another_error():
+    error = fails_with(checks.check_predict_if_error, None, "M09", "symbolic tensor",
+                       "tf.cond")
+    assert error.code == "wrong_prediction"
+    fails_with(checks.check_predict_if_error, ValueError, "M09", "you predicted 'ValueError'")
+    error = fails_with(checks.check_predict_if_error, 2.0, None, "name of an exception class")
+    assert error.code == "prediction_type"
+
+
+def test_predict_retraces_and_prints(capsys):
+    checks.check_predict_retraces(4)
+    checks.check_predict_prints(2, 4)
+    assert capsys.readouterr().out.count("passed") == 2
+    fails_with(checks.check_predict_retraces, 2, "M26", "relaxes shapes, not Python values")
+    fails_with(checks.check_predict_retraces, 5, None, "generalised to any shape")
+    prints = lambda pair: checks.check_predict_prints(*pair)  # noqa: E731
+    fails_with(prints, (4, 4), "M08", "only while TensorFlow traces")
+    fails_with(prints, (1, 4), None, "traces once more")
+    fails_with(prints, (2, 2), None, "runs on every call")
+    error = fails_with(prints, (2.0, 4), None, "a whole number")
+    assert error.code == "prediction_type"
+
+
+def test_grading_predictions_show_no_values():
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_predict_if_error", "ValueError", [None])
+    message = flat(info.value)
+    assert info.value.mistake == "M09" and "ValueError" not in message, message
+
+
+def test_show_prediction_refuses_until_the_prediction_is_set(capsys):
+    error = fails_with(lambda ns: checks.show_prediction(ns, "predicted_if_error"), {}, None,
+                       "waits for your prediction", "predicted_if_error = ...")
+    assert error.mistake is None
+    checks.show_prediction({"predicted_a": 2, "predicted_b": "x"}, "predicted_a", "predicted_b")
+    assert "you predicted: predicted_a = 2, predicted_b = 'x'" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ issue 27: log_cosh (find-and-fix)
+
+@tf.function
+def log_cosh(x):
+    return tf.math.log(tf.math.cosh(x))
+
+
+@tf.function
+def log_cosh_stable(x):  # another correct spelling: |x| + log1p(exp(-2|x|)) - log 2
+    a = tf.abs(x)
+    return a + tf.math.log1p(tf.exp(-2.0 * a)) - tf.math.log(2.0)
+
+
+@tf.function
+def log_cosh_numpy_function(x):  # the notebook's draft: runs, the value is right, no gradient
+    return tf.numpy_function(lambda v: np.log(np.cosh(v)), [x], tf.float32)
+
+
+@tf.function
+def log_cosh_numpy(x):
+    return np.log(np.cosh(x))
+
+
+@tf.function
+def log_cosh_dot_numpy(x):
+    return tf.constant(np.log(np.cosh(x.numpy())))
+
+
+@tf.custom_gradient
+def _log_cosh_numpy_with_gradient(x):
+    y = tf.numpy_function(lambda v: np.log(np.cosh(v)), [x], tf.float32)
+    return tf.reshape(y, tf.shape(x)), lambda dy: dy * tf.tanh(x)
+
+
+@tf.function
+def log_cosh_numpy_gradient_by_hand(x):  # the right value and gradient, NumPy in the graph
+    return _log_cosh_numpy_with_gradient(x)
+
+
+def test_log_cosh_accepts_two_spellings_with_tensorflow_ops(capsys):
+    cases = [[0.5, -2.0, 0.0], [[0.1, -4.0], [2.5, 1.0]]]
+    checks.check_log_cosh(log_cosh, cases=cases, hidden=True)
+    checks.check_log_cosh(log_cosh_stable, cases=cases, hidden=True)
+    assert capsys.readouterr().out.count("2 cases passed") == 2
+
+
+def test_log_cosh_rejects_the_draft_without_a_gradient():
+    error = fails_with(checks.check_log_cosh, log_cosh_numpy_function, "M30", "no gradient",
+                       "tf.numpy_function", "tf.math")
+    assert error.code == "no_gradient"
+
+
+def test_log_cosh_rejects_numpy_on_the_graph_tensor():
+    fails_with(checks.check_log_cosh, log_cosh_numpy, "M16", "symbolic")
+    fails_with(checks.check_log_cosh, log_cosh_dot_numpy, "M16")
+
+
+def test_log_cosh_rejects_numpy_with_a_gradient_written_by_hand():
+    # The right value and the right gradient, but NumPy computes it outside the graph.
+    error = fails_with(checks.check_log_cosh, log_cosh_numpy_gradient_by_hand, "M21",
+                       "calls Python code", "tf.math")
+    assert error.code == "py_function"
+
+
+def test_log_cosh_rejects_a_wrong_function_and_an_undecorated_one():
+    fails_with(checks.check_log_cosh, tf.function(lambda x: tf.math.log(tf.math.sinh(x) + 2.0)),
+               None, "expected", cases=[[0.5, -2.0, 0.0]], hidden=True)
+    fails_with(checks.check_log_cosh, log_cosh.python_function, None, "tf.function")
+
+
+def test_grading_log_cosh_words_m30_without_values():
+    _graded("check_log_cosh", log_cosh, [[1.5, -0.25, 3.0]])
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_log_cosh", log_cosh_numpy_function, [[1.5, -0.25, 3.0]])
+    message = flat(info.value)
+    assert info.value.mistake == "M30" and "hidden case 1" in message, message
+    assert "1.5" not in message and "PyFunc" not in message
+
+
+# ------------------------------------------------------------------ issue 27: the notebook's drafts
+# Each find-and-fix exercise's draft, as the notebook gives it, fails with its mistake named.
+
+def test_celsius_accepts_a_signature_given_as_a_tuple_with_reduce_retracing(capsys):
+    spec = (tf.TensorSpec(shape=None, dtype=tf.float32),)
+    checks.check_make_celsius_to_fahrenheit(
+        lambda: tf.function(lambda c: c * 1.8 + 32.0, input_signature=spec, reduce_retracing=True),
+        cases=[37.0, [[1.5], [-2.5]]], hidden=True)
+    assert "2 cases passed" in capsys.readouterr().out
+
+
+def test_celsius_refuses_a_scalar_only_signature():
+    # The design choice of the exercise: a spec of shape [] refuses the vector input.
+    scalar = [tf.TensorSpec(shape=[], dtype=tf.float32)]
+    with pytest.raises(CheckFailed):
+        checks.check_make_celsius_to_fahrenheit(
+            lambda: tf.function(fahrenheit, input_signature=scalar))
+
+
+class AccumulatorDraft(tf.Module):
+    def __init__(self):
+        super().__init__()
+
+    @tf.function
+    def add(self, x):
+        self.total = tf.Variable(0.0)
+        self.total.assign_add(x)
+        return self.total.read_value()
+
+
+def test_the_accumulator_draft_is_m07():
+    fails_with(checks.check_accumulator, AccumulatorDraft, "M07", "ValueError")
+
+
+def test_the_square_if_positive_draft_is_m09():
+    @tf.function(autograph=False)
+    def draft(x):
+        if x > 0:
+            return x * x
+        return x
+
+    fails_with(checks.check_square_if_positive, draft, "M09", "tf.cond")
+
+
+# ------------------------------------------------------------------ review 03: reworked drafts
+
+SHARED_TOTAL = tf.Variable(0.0)
+
+
+class AccumulatorModuleLevel(tf.Module):
+    """The notebook's draft: the ValueError "fixed" with one module-level variable."""
+
+    def __init__(self):
+        super().__init__()
+        self.total = SHARED_TOTAL
+
+    @tf.function
+    def add(self, x):
+        self.total.assign_add(x)
+        return self.total.read_value()
+
+
+def test_accumulator_rejects_one_module_level_variable_for_all_instances():
+    SHARED_TOTAL.assign(0.0)
+    fails_with(checks.check_accumulator, AccumulatorModuleLevel, "M32", "starts where the first",
+               "own variable")
+
+
+def test_accumulator_accepts_a_variable_made_once_on_the_first_call():
+    class Lazy(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.total = None
+
+        @tf.function
+        def add(self, x):
+            if self.total is None:
+                self.total = tf.Variable(0.0)
+            return self.total.assign_add(x)
+
+    checks.check_accumulator(Lazy, cases=[[5.0, -1.5], [-3.0]], hidden=True)
+
+
+@tf.function
+def noisy_square_f_string(x):
+    tf.print(f"square of {x}", output_stream=sys.stdout)
+    return x * x
+
+
+@tf.function
+def noisy_square_format_args(x):
+    tf.print("square of", x, "=", x * x, output_stream=sys.stderr)
+    return tf.square(x)
+
+
+def test_noisy_square_rejects_an_f_string_of_the_symbolic_tensor():
+    # The notebook's draft: a line on every call, the right values, but no value of x (M31).
+    fails_with(checks.check_noisy_square, noisy_square_f_string, "M31", "symbolic tensor",
+               "argument of its own")
+
+
+def test_noisy_square_accepts_another_correct_print(capfd):
+    checks.check_noisy_square(noisy_square_format_args, cases=[(-1.5, 4), (2.25, 2)],
+                              hidden=True)
+
+
+def log_cosh_naive(x):
+    return tf.math.log(tf.math.cosh(x))
+
+
+@tf.function
+def log_cosh_softplus(x):
+    return x + tf.nn.softplus(-2.0 * x) - tf.math.log(2.0)
+
+
+@tf.function
+def log_cosh_log1p(x):
+    a = tf.abs(x)
+    return a + tf.math.log1p(tf.exp(-2.0 * a)) - np.log(2.0).astype(np.float32)
+
+
+@tf.function
+def log_cosh_float64(x):
+    return tf.cast(tf.math.log(tf.math.cosh(tf.cast(x, tf.float64))), tf.float32)
+
+
+def test_log_cosh_accepts_stable_forms_written_differently(capsys):
+    for fn in (log_cosh_softplus, log_cosh_log1p, log_cosh_float64):
+        checks.check_log_cosh(fn, cases=[[1.5, -0.25, 3.0], [[0.1, -4.0], [95.0, -120.0]]],
+                              hidden=True)
+
+
+def test_log_cosh_rejects_the_naive_form_where_cosh_overflows():
+    # Right on small errors, inf (gradient nan) at 100: M33, named.
+    fails_with(checks.check_log_cosh, tf.function(log_cosh_naive), "M33", "overflows",
+               "float32")
+    error = fails_with(checks.check_log_cosh, tf.function(log_cosh_naive), "M33",
+                       cases=[[89.0]], hidden=True)  # finite value, gradient 0 instead of 1
+    assert "inf or nan" in str(error)
+    checks.check_log_cosh(tf.function(log_cosh_naive), cases=[[0.5, -2.0]], hidden=True)
+
+
+def test_log_cosh_rejects_numpy_function_with_stable_values():
+    # The right numbers (a stable NumPy form) without the idea: no gradient (M30).
+    @tf.function
+    def draft(x):
+        return tf.numpy_function(lambda v: np.logaddexp(v, -v) - np.log(2.0, dtype=v.dtype),
+                                 [x], tf.float32)
+
+    fails_with(checks.check_log_cosh, draft, "M30", "no gradient", "TensorFlow ops")

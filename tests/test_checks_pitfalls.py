@@ -1,6 +1,7 @@
 """The checks of assignment 07 (autograder.checks.pitfalls) against right and known-wrong
 implementations: each right one passes, each broken one (the notebook's broken code) fails with
-its mistake of the course catalogue (M13, M18, M19, M22-M28), and each answer that reaches the
+its mistake of the course catalogue (M08, M13, M18, M19, M22-M28, M36, M37, M40, M41, M44), and
+each answer that reaches the
 right numbers without the exercise's idea fails with M21 and a message that names the idea. The
 predictions pass when right and name the misconception a wrong one shows. Real TensorFlow, no
 mocks; the grading path (kernel half through kernel_entry, judged with reveal=False) is tested
@@ -69,8 +70,7 @@ def test_right_predictions_pass(capsys):
     pitfalls.check_predict_traces(3)
     pitfalls.check_predict_gradients(3.0, 9, None)
     pitfalls.check_predict_xla([True, False, False])
-    pitfalls.check_predict_library(8)
-    assert capsys.readouterr().out.count("1 case passed") == 9
+    assert capsys.readouterr().out.count("1 case passed") == 8
 
 
 @pytest.mark.parametrize("check,values,mistake,words", [
@@ -87,7 +87,6 @@ def test_right_predictions_pass(capsys):
     (pitfalls.check_predict_gradients, (3.0, 27.0, None), None, ["stopped recording"]),
     (pitfalls.check_predict_gradients, (3.0, 9.0, 0.0), None, ["UnconnectedGradients.ZERO"]),
     (pitfalls.check_predict_xla, ([True, True, True],), "M18", ["no XLA kernel"]),
-    (pitfalls.check_predict_library, (4,), None, ["2 + 3 * 2"]),
 ])
 def test_wrong_predictions_name_the_misconception(check, values, mistake, words):
     error = fails_with(predicts(check, *values), None, mistake, *words)
@@ -377,6 +376,16 @@ def make_next_value_broken(values):  # the notebook's: a Python iterator
     return next_value
 
 
+def make_next_value_iterator_inside(values):  # the notebook's: a new iterator on every call
+    dataset = tf.data.Dataset.from_tensor_slices(tf.constant(values, tf.float32))
+
+    @tf.function
+    def next_value():
+        return next(iter(dataset))
+
+    return next_value
+
+
 def make_next_value_eager(values):
     iterator = iter(values)
     return lambda: tf.constant(next(iterator), tf.float32)
@@ -414,6 +423,23 @@ def test_make_next_value_names_a_python_iterator_consumed_at_trace_time():
                "returns the first element", "tf.data.Dataset")
 
 
+def test_make_next_value_names_an_iterator_made_inside_the_graph():
+    error = fails_with(pitfalls.check_make_next_value, make_next_value_iterator_inside, "M40",
+                       "returns the first element", "makes its iterator itself",
+                       "once, outside the tf.function")
+    assert "Python iterator" not in flat(error)
+
+
+def test_make_next_value_passes_a_dataset_iterator_made_from_a_python_list(capsys):
+    def from_list(values):  # another spelling: get_next on an iterator of a mapped dataset
+        iterator = iter(tf.data.Dataset.from_tensor_slices(values).map(
+            lambda v: tf.cast(v, tf.float32)))
+        return tf.function(lambda: iterator.get_next())
+
+    pitfalls.check_make_next_value(from_list)
+    assert "2 cases passed" in capsys.readouterr().out
+
+
 def test_make_next_value_rejects_the_right_values_without_graph_state():
     fails_with(pitfalls.check_make_next_value, make_next_value_eager, "M21", "not a tf.function")
     fails_with(pitfalls.check_make_next_value, make_next_value_py_function, "M21",
@@ -425,6 +451,8 @@ def test_grading_make_next_value():
     assert grade("check_make_next_value", (make_next_value,), cases) == 1
     graded_failure("check_make_next_value", (make_next_value_broken,), cases, "M24",
                    "hidden case 1", secrets=["0.5", "-3.5", "call 2"])
+    graded_failure("check_make_next_value", (make_next_value_iterator_inside,), cases, "M40",
+                   "hidden case 1", "makes its iterator itself", secrets=["0.5", "-3.5"])
 
 
 # ---------------------------------------------------------------- WarmupSchedule
@@ -523,7 +551,31 @@ def descend(w, grads, lrs):
     return w
 
 
-def descend_broken(w, grads, lrs):  # the notebook's: Python floats retrace
+def descend_one_function_inside(w, grads, lrs):  # correct: made once per descend, tensors in
+    step = tf.function(lambda grad, lr: w.assign_sub(lr * grad))
+    for grad, lr in zip(grads, lrs):
+        step(grad, tf.convert_to_tensor(lr, tf.float32))
+    return w
+
+
+def descend_variable_rate(w, grads, lrs):  # correct: the rate in a tf.Variable
+    rate = tf.Variable(0.0)
+    for grad, lr in zip(grads, lrs):
+        rate.assign(lr)
+        sgd_update(w, grad, rate)
+    return w
+
+
+def descend_broken(w, grads, lrs):  # the notebook's: a tf.function created inside the loop
+    for grad, lr in zip(grads, lrs):
+        @tf.function
+        def sgd_step():
+            w.assign_sub(lr * grad)
+        sgd_step()
+    return w
+
+
+def descend_python_floats(w, grads, lrs):  # one function, but Python floats retrace
     for grad, lr in zip(grads, lrs):
         sgd_update(w, grad, lr)
     return w
@@ -535,31 +587,57 @@ def descend_eager(w, grads, lrs):  # right weights, no graph
     return w
 
 
-def descend_new_function_per_call(w, grads, lrs):  # a fresh tf.function per step: retraces
+def descend_decoy(w, grads, lrs):  # right weights by hand, beside graph calls on a copy
+    scratch = tf.Variable(tf.zeros_like(w))
     for grad, lr in zip(grads, lrs):
-        tf.function(sgd_update.python_function)(w, grad, tf.constant(lr))
+        sgd_update(scratch, grad, tf.constant(lr))
+        w.assign_sub(lr * grad)
     return w
 
 
-def test_descend_passes_the_solution(capsys):
+def descend_half_by_hand(w, grads, lrs):  # the graph makes every other update
+    for k, (grad, lr) in enumerate(zip(grads, lrs)):
+        if k % 2:
+            w.assign_sub(lr * grad)
+        else:
+            sgd_update(w, grad, tf.constant(lr))
+    return w
+
+
+def test_descend_passes_the_solution_and_two_other_spellings(capsys):
     pitfalls.check_descend(descend)
-    assert "1 case passed" in capsys.readouterr().out
+    pitfalls.check_descend(descend_one_function_inside)
+    pitfalls.check_descend(descend_variable_rate)
+    assert capsys.readouterr().out.count("1 case passed") == 3
+
+
+def test_descend_names_a_tf_function_created_inside_the_loop():
+    error = fails_with(pitfalls.check_descend, descend_broken, "M41", "(6 traces for 6 steps)",
+                       "inside the loop", "define the @tf.function once")
+    assert "M26" not in flat(error)
 
 
 def test_descend_names_a_retrace_per_python_float():
-    fails_with(pitfalls.check_descend, descend_broken, "M26", "(6 traces for 6 steps)",
+    fails_with(pitfalls.check_descend, descend_python_floats, "M26", "(6 traces for 6 steps)",
                "tf.constant(lr, tf.float32)")
-    fails_with(pitfalls.check_descend, descend_new_function_per_call, "M26", "traced again")
 
 
 def test_descend_finds_the_retrace_also_when_its_floats_were_traced_before():
     # the notebook (or a check run before) may have traced sgd_update for these floats
     for _ in range(2):
-        fails_with(pitfalls.check_descend, descend_broken, "M26", "(6 traces for 6 steps)")
+        fails_with(pitfalls.check_descend, descend_python_floats, "M26", "(6 traces for 6 steps)")
 
 
 def test_descend_rejects_the_right_weights_without_a_graph():
     fails_with(pitfalls.check_descend, descend_eager, "M21", "did not run as a graph")
+
+
+def test_descend_rejects_updates_by_hand_beside_graph_calls():
+    error = fails_with(pitfalls.check_descend, descend_decoy, "M21", "no tf.function changed w")
+    assert error.code == "no_graph"
+    error = fails_with(pitfalls.check_descend, descend_half_by_hand, "M21",
+                       "w changed outside the tf.function calls")
+    assert error.code == "by_hand"
 
 
 def test_grading_descend():
@@ -567,8 +645,12 @@ def test_grading_descend():
                                                [0.5, 0.5, 0.5]],
               "lrs": [0.0911, 0.0733, 0.0587]}]
     assert grade("check_descend", (descend,), cases) == 1
-    graded_failure("check_descend", (descend_broken,), cases, "M26", "hidden case 1",
+    graded_failure("check_descend", (descend_broken,), cases, "M41", "hidden case 1",
                    secrets=["0.0911", "traces for"])
+    graded_failure("check_descend", (descend_python_floats,), cases, "M26", "hidden case 1",
+                   secrets=["0.0911", "traces for"])
+    graded_failure("check_descend", (descend_half_by_hand,), cases, "M21", "outside",
+                   secrets=["0.0911"])
 
 
 # ---------------------------------------------------------------- td_update
@@ -618,6 +700,39 @@ def td_update_by_hand(w, s, r, s_next, done, gamma, lr):  # the semi-gradient as
     return 0.5 * delta ** 2
 
 
+@tf.function
+def td_update_decoy(w, s, r, s_next, done, gamma, lr):  # an unused tape beside a step by hand
+    with tf.GradientTape() as tape:
+        target = r + gamma * (1.0 - tf.cast(done, tf.float32)) * tf.tensordot(w, s_next, 1)
+        delta = target - tf.tensordot(w, s, 1)
+        loss = 0.5 * delta ** 2
+    tape.gradient(loss, w)  # the full gradient, computed and thrown away
+    w.assign_add(lr * tf.stop_gradient(delta) * s)
+    return loss
+
+
+@tf.function
+def td_update_decoy_scaled(w, s, r, s_next, done, gamma, lr):  # the tape's result, rescaled
+    with tf.GradientTape() as tape:
+        target = tf.stop_gradient(r + gamma * (1.0 - tf.cast(done, tf.float32))
+                                  * tf.tensordot(w, s_next, 1))
+        loss = 0.5 * (target - tf.tensordot(w, s, 1)) ** 2
+    grad = tape.gradient(loss, w)
+    w.assign_sub(lr * grad * 0.0 + lr * (tf.tensordot(w, s, 1) - target) * s)
+    return loss
+
+
+def test_td_update_rejects_a_step_by_hand_beside_an_unused_tape():
+    error = fails_with(pitfalls.check_td_update, td_update_decoy, "M44",
+                       "not what tape.gradient returned", "w.assign_sub(lr * grad)")
+    assert error.code is None
+
+
+def test_td_update_passes_the_tape_result_however_it_is_spelled(capsys):
+    pitfalls.check_td_update(td_update_decoy_scaled)  # the applied step equals the tape's
+    assert "1 case passed" in capsys.readouterr().out
+
+
 def test_td_update_passes_stop_gradient_and_stop_recording(capsys):
     pitfalls.check_td_update(td_update)
     pitfalls.check_td_update(td_update_stop_recording)
@@ -645,6 +760,8 @@ def test_grading_td_update():
                    secrets=["0.99", "step 1", "1.5"])
     graded_failure("check_td_update", (td_update_by_hand,), cases, "M21", "no tape",
                    secrets=["0.99"])
+    graded_failure("check_td_update", (td_update_decoy,), cases, "M44", "by hand",
+                   secrets=["0.99", "1.5"])
 
 
 @tf.function
@@ -681,8 +798,23 @@ def test_grading_td_update_words_the_whole_td_error_stopped():
 # ---------------------------------------------------------------- rms_normalize
 
 @tf.function(jit_compile=True)
+def normalize_compiled(x):
+    rms = tf.sqrt(tf.reduce_mean(tf.square(x)) + 1e-6)
+    return x / rms, rms
+
+
+@tf.function
 def rms_normalize(x):
-    return x / tf.sqrt(tf.reduce_mean(tf.square(x)) + 1e-6)
+    normalized, rms = normalize_compiled(x)
+    tf.print("rms:", rms)
+    return normalized
+
+
+@tf.function
+def rms_normalize_rms_first(x):  # another spelling: XLA computes the rms only
+    rms = tf.function(lambda t: tf.sqrt(tf.reduce_mean(t * t) + 1e-6), jit_compile=True)(x)
+    tf.print("root mean square", rms, "of", tf.size(x), "values")
+    return x / rms
 
 
 @tf.function(jit_compile=True)
@@ -692,24 +824,57 @@ def rms_normalize_broken(x):  # the notebook's: tf.print in an XLA function
     return x / rms
 
 
-def test_rms_normalize_passes_the_solution(capsys):
+@tf.function(jit_compile=True)
+def rms_normalize_silent(x):  # right values, the log deleted
+    return x / tf.sqrt(tf.reduce_mean(tf.square(x)) + 1e-6)
+
+
+@tf.function
+def rms_normalize_no_xla(x):  # right values and log, jit_compile deleted
+    rms = tf.sqrt(tf.reduce_mean(tf.square(x)) + 1e-6)
+    tf.print("rms:", rms)
+    return x / rms
+
+
+@tf.function
+def rms_normalize_python_print(x):  # XLA kept, but a Python print: once, while tracing
+    normalized, rms = normalize_compiled(x)
+    print("rms:", rms)
+    return normalized
+
+
+def test_rms_normalize_passes_the_solution_and_another_split(capsys):
     pitfalls.check_rms_normalize(rms_normalize)
-    assert "2 cases passed" in capsys.readouterr().out
+    pitfalls.check_rms_normalize(rms_normalize_rms_first)
+    assert capsys.readouterr().out.count("2 cases passed") == 2
 
 
 def test_rms_normalize_names_what_xla_cannot_compile():
     error = fails_with(pitfalls.check_rms_normalize, rms_normalize_broken, "M18",
-                       "XLA cannot compile StringFormat", "keep @tf.function(jit_compile=True)",
-                       "delete the tf.print line")
+                       "no kernel for tf.print", "jit_compile=True) of its own",
+                       "plain @tf.function that keeps the tf.print")
     assert error.code == "xla_print" and "remove jit_compile" not in flat(error)
+
+
+def test_rms_normalize_rejects_the_right_values_without_the_log_or_without_xla():
+    error = fails_with(pitfalls.check_rms_normalize, rms_normalize_silent, "M21",
+                       "no longer logs the root mean square")
+    assert error.code == "no_log"
+    error = fails_with(pitfalls.check_rms_normalize, rms_normalize_no_xla, "M21",
+                       "nothing in it is compiled by XLA")
+    assert error.code == "no_xla"
+    fails_with(pitfalls.check_rms_normalize, rms_normalize_python_print, "M08",
+               "one line is printed for two calls")
 
 
 def test_grading_rms_normalize_words_the_fix_of_this_exercise():
     assert grade("check_rms_normalize", (rms_normalize,), [[0.5, -2.0, 1.0, 0.0]]) == 1
     error = graded_failure("check_rms_normalize", (rms_normalize_broken,), [[0.5, -2.0]],
-                           "M18", "hidden case 1", "delete the tf.print line",
+                           "M18", "hidden case 1", "keeps the tf.print",
                            secrets=["0.5", "-2.0", "StringFormat"])
     assert "remove jit_compile" not in flat(error)
+    graded_failure("check_rms_normalize", (rms_normalize_silent,), [[0.5, -2.0]], "M21",
+                   "no longer logs", secrets=["0.5", "-2.0"])
 
 
 @tf.function(jit_compile=True)
@@ -719,8 +884,9 @@ def noisy_square_xla(x):  # 03's exercise compiled by XLA: there the print must 
 
 
 def test_the_catalogued_m18_fix_fits_both_exercises_that_meet_it():
-    # 07 keeps jit_compile=True and loses the print; 03 (noisy_square) must print, so XLA
-    # goes. A kernel finding M18 without this exercise's code is worded by the catalogue.
+    # 07 keeps XLA for the arithmetic and the print in a plain tf.function around it; 03
+    # (noisy_square) must print, so XLA goes. A kernel finding M18 without this exercise's code
+    # is worded by the catalogue.
     fix = flat(mistakes.CATALOGUE["M18"][2])
     assert "remove jit_compile=True from that function" not in fix
     error = graded_failure("check_noisy_square", (noisy_square_xla,), [[2.5, 2]], "M18",
@@ -728,13 +894,100 @@ def test_the_catalogued_m18_fix_fits_both_exercises_that_meet_it():
                            "leave jit_compile=True off it", secrets=["2.5", "StringFormat"])
     assert error.code is None
     error = graded_failure("check_rms_normalize", (rms_normalize_broken,), [[0.5, -2.0]],
-                           "M18", "keep @tf.function(jit_compile=True)")
+                           "M18", "jit_compile=True) of its own")
     assert error.code == "xla_print"
 
 
-def test_rms_normalize_rejects_the_right_values_without_xla():
-    fails_with(pitfalls.check_rms_normalize, tf.function(rms_normalize.python_function), "M21",
-               "no longer compiled by XLA", "jit_compile=True")
+# ---------------------------------------------------------------- hinge_total
+
+@tf.function
+def hinge_total(scores):
+    total = 0.0
+    for s in scores:
+        loss = 0.0
+        if s < 1.0:
+            loss = 1.0 - s
+        total += loss
+    return total
+
+
+@tf.function
+def hinge_total_vectorised(scores):  # another spelling: no loop at all
+    return tf.reduce_sum(tf.maximum(0.0, 1.0 - scores))
+
+
+@tf.function
+def hinge_total_else(scores):  # another spelling: an else branch, a float32 constant
+    total = tf.constant(0.0)
+    for s in scores:
+        if s < 1.0:
+            loss = 1.0 - s
+        else:
+            loss = tf.constant(0.0)
+        total += loss
+    return total
+
+
+@tf.function
+def hinge_total_broken(scores):  # the notebook's: both rules broken
+    total = 0
+    for s in scores:
+        if s < 1.0:
+            loss = 1.0 - s
+        total += loss
+    return total
+
+
+@tf.function
+def hinge_total_int_total(scores):  # the else branch fixed, total still a Python int
+    total = 0
+    for s in scores:
+        loss = 0.0
+        if s < 1.0:
+            loss = 1.0 - s
+        total += loss
+    return total
+
+
+def hinge_total_eager(scores):  # right numbers, no graph
+    return tf.reduce_sum(tf.maximum(0.0, 1.0 - scores))
+
+
+@tf.function
+def hinge_total_py_function(scores):  # right numbers, Python run from the graph
+    return tf.py_function(lambda t: float(sum(max(0.0, 1.0 - v) for v in t.numpy())),
+                          [scores], tf.float32)
+
+
+def test_hinge_total_passes_three_spellings(capsys):
+    for fn in (hinge_total, hinge_total_vectorised, hinge_total_else):
+        pitfalls.check_hinge_total(fn)
+    assert capsys.readouterr().out.count("1 case passed") == 3
+
+
+def test_hinge_total_names_each_autograph_rule():
+    error = fails_with(pitfalls.check_hinge_total, hinge_total_broken, "M36", "must both give every variable",
+                       "`loss = 0.0` before the `if`")
+    assert error.code == "else_branch"
+    error = fails_with(pitfalls.check_hinge_total, hinge_total_int_total, "M37",
+                       "keep one dtype", "`total = 0.0`")
+    assert error.code == "loop_dtype"
+
+
+def test_hinge_total_rejects_the_right_numbers_without_a_graph():
+    fails_with(pitfalls.check_hinge_total, hinge_total_eager, "M21", "not a tf.function")
+    fails_with(pitfalls.check_hinge_total, hinge_total_py_function, "M21",
+               "runs Python from the graph")
+
+
+def test_grading_hinge_total():
+    cases = [[[1.0, 1.5, 0.999], [], [-2.0, -3.0, 0.0, 5.0]]]
+    assert grade("check_hinge_total", (hinge_total,), cases) == 1
+    for fn, mistake, words in ((hinge_total_broken, "M36", "else branch"),
+                               (hinge_total_int_total, "M37", "int32")):
+        error = graded_failure("check_hinge_total", (fn,), cases, mistake, "hidden case 1",
+                               words, secrets=["0.999", "-3.0"])
+        assert error.code in ("else_branch", "loop_dtype")
 
 
 # ---------------------------------------------------------------- count_ops
@@ -744,10 +997,41 @@ def count_ops(concrete):
     return len(graph_def.node) + sum(len(f.node_def) for f in graph_def.library.function)
 
 
+COLLATZ = {"name": "collatz", "shape": [], "dtype": "int32", "source": """def collatz(n):
+    steps = tf.constant(0)
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+"""}
+CLIPPED = {"name": "clipped", "shape": [None], "dtype": "float32", "source": """def clipped(x):
+    if tf.reduce_max(x) > 1.0:
+        x = x / tf.reduce_max(x)
+    return tf.reduce_sum(x * x)
+"""}
+
+
+def count_ops_walk(concrete):  # another spelling: a walk over the GraphDef's functions
+    graph_def = concrete.graph.as_graph_def()
+    total = len(graph_def.node)
+    for function in graph_def.library.function:
+        total += len(function.node_def)
+    return total
+
+
 def test_count_ops_passes_the_solution_on_functions_never_seen(capsys):
     pitfalls.check_count_ops(count_ops)
-    pitfalls.check_count_ops(count_ops, cases=["collatz", "tanh_loop", "clipped"], hidden=True)
-    assert "3 cases passed" in capsys.readouterr().out
+    pitfalls.check_count_ops(count_ops, cases=[COLLATZ, CLIPPED], hidden=True)
+    pitfalls.check_count_ops(count_ops_walk, cases=[COLLATZ], hidden=True)
+    assert capsys.readouterr().out.count("cases passed") == 2
+
+
+def test_count_ops_hidden_functions_do_not_ship_in_the_package():
+    assert set(pitfalls.COUNT_FUNCTIONS) == {"fizzbuzz", "affine"}
+    assert not hasattr(pitfalls, "_collatz") and not hasattr(pitfalls, "_clipped")
 
 
 def test_count_ops_names_a_count_of_the_top_level_graph_only():
@@ -762,9 +1046,9 @@ def test_count_ops_rejects_a_number_copied_from_the_notebook():
 
 
 def test_grading_count_ops():
-    assert grade("check_count_ops", (count_ops,), ["collatz", "clipped"]) == 2
+    assert grade("check_count_ops", (count_ops,), [COLLATZ, CLIPPED]) == 2
     graded_failure("check_count_ops", (lambda c: len(c.graph.get_operations()),),
-                   ["collatz"], "M28", "hidden case 1", secrets=["collatz"])
+                   [COLLATZ], "M28", "hidden case 1", secrets=["collatz"])
 
 
 # ---------------------------------------------------------------- the contract

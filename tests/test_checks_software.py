@@ -276,48 +276,6 @@ def test_train_with_optimizer_rejects_loss_recorded_after_the_update():
     fails(checks.check_train_with_optimizer, late, says="before applying")
 
 
-# ------------------------------------------------------------------ custom ReLU
-@tf.custom_gradient
-def relu_custom(x):
-    def grad(upstream):
-        return upstream * tf.cast(x > 0, x.dtype)
-    return tf.maximum(x, 0.0), grad
-
-
-def test_relu_custom_accepts_masked_backward(capsys):
-    checks.check_relu_custom(relu_custom)
-    rng = np.random.default_rng(1)
-    x = rng.standard_normal((3, 4)).astype(np.float32)
-    checks.check_relu_custom(relu_custom, cases=[(x, rng.uniform(1, 2, (3, 4)).astype(np.float32))],
-                             hidden=True)
-    assert capsys.readouterr().out.count("passed") == 2
-
-
-def test_relu_custom_rejects_backward_without_mask():
-    @tf.custom_gradient
-    def no_mask(x):
-        return tf.maximum(x, 0.0), lambda upstream: upstream
-    fails(checks.check_relu_custom, no_mask, says="mask")
-
-
-def test_relu_custom_rejects_backward_ignoring_upstream():
-    @tf.custom_gradient
-    def mask_only(x):
-        return tf.maximum(x, 0.0), lambda upstream: tf.cast(x > 0, x.dtype)
-    fails(checks.check_relu_custom, mask_only, says="upstream")
-
-
-def test_relu_custom_rejects_boolean_mask():
-    @tf.custom_gradient
-    def boolean(x):
-        return tf.maximum(x, 0.0), lambda upstream: upstream * (x > 0)
-    fails(checks.check_relu_custom, boolean, says="cast")
-
-
-def test_relu_custom_rejects_builtin_without_custom_backward():
-    fails(checks.check_relu_custom, tf.nn.relu, "M21", says="custom_gradient")
-
-
 def test_train_with_optimizer_rejects_loss_that_does_not_fall():
     def ascent(optimizer, x, y, w1, w2, steps):
         losses = []
@@ -539,15 +497,12 @@ def test_grading_path_two_layer_numpy_shows_no_hidden_value():
         assert not any(s in message for s in ("64", "300", "40", "got")), message
 
 
-def test_grading_path_graph_backward_tape_and_relu_custom():
+def test_grading_path_graph_backward_tape():
     cases = [{"seed": 12, "shape": [2, 5]}]
     assert grade("check_graph_backward_tape", graph_tape, cases) is None
     error = grade("check_graph_backward_tape",
                   lambda x, y, z: (tf.reduce_sum(x * y + z), y, x, tf.ones_like(z)), cases)
     assert error.mistake == "M21" and "(2, 5)" not in str(error)
-    cases = [{"seed": 13, "shape": [3, 4]}]
-    assert grade("check_relu_custom", relu_custom, cases) is None
-    assert grade("check_relu_custom", tf.nn.relu, cases).mistake == "M21"
 
 
 # ------------------------------------------------------- the sample students of 05
@@ -567,7 +522,8 @@ def graded_calls(source):
 
 @pytest.mark.parametrize("student", ["ada_full", "alt1_variables", "alt2_tf_math",
                                      "p04_rebound_weights", "p05_unwatched_loss_outside",
-                                     "p06_shape_dtype_slips", "p07_shared_optimizer_step"])
+                                     "p06_shape_dtype_slips", "p07_shared_optimizer_step",
+                                     "p09_numerical_shortcuts"])
 def test_sample_students_get_their_expected_verdicts_on_the_grading_path(student):
     expected = json.loads((ROOT / "tests" / "samples" / "expected" / f"{ASSIGNMENT}.json")
                           .read_text())
@@ -916,3 +872,243 @@ def test_grading_train_with_optimizer_rejects_a_decoy_tape():
     cases = [("SGD", {"learning_rate": 0.02}, 4, 10, 7, 5, 3)]
     error = grade("check_train_with_optimizer", laundered("train_with_optimizer"), cases)
     assert error is not None and error.mistake == "M21", error
+
+
+# ------------------------- issue 28: a backward pass by hand, not finite differences (M54)
+def graph_finite_differences(x, y, z, eps=1e-6):
+    """Right to about 1e-10: central differences of c, entry by entry."""
+    def c_of(x, y, z):
+        return np.sum(x * y + z)
+    grads = []
+    for k in range(3):
+        args = [x, y, z]
+        grad = np.zeros_like(args[k])
+        for index in np.ndindex(grad.shape):
+            plus, minus = [a.copy() for a in args], [a.copy() for a in args]
+            plus[k][index] += eps
+            minus[k][index] -= eps
+            grad[index] = (c_of(*plus) - c_of(*minus)) / (2 * eps)
+        grads.append(grad)
+    return (c_of(x, y, z), *grads)
+
+
+def two_layer_finite_differences(x, y, w1, w2, eps=1e-6):
+    def loss_of(w1, w2):
+        return np.mean(np.sum((np.maximum(x @ w1, 0) @ w2 - y) ** 2, axis=1))
+    grads = []
+    for k, w in enumerate((w1, w2)):
+        grad = np.zeros_like(w)
+        for index in np.ndindex(w.shape):
+            up, down = [w1.copy(), w2.copy()], [w1.copy(), w2.copy()]
+            up[k][index] += eps
+            down[k][index] -= eps
+            grad[index] = (loss_of(*up) - loss_of(*down)) / (2 * eps)
+        grads.append(grad)
+    return loss_of(w1, w2), grads[0], grads[1]
+
+
+def test_graph_backward_numpy_rejects_finite_differences_whatever_the_step():
+    fails(checks.check_graph_backward_numpy, graph_finite_differences, "M54",
+          says="finite differences")
+    # c is linear in each input, so a huge step loses no accuracy to curvature: still not exact.
+    fails(checks.check_graph_backward_numpy,
+          lambda x, y, z: graph_finite_differences(x, y, z, eps=1024.0), "M54",
+          says="not exactly")
+
+
+def test_graph_backward_numpy_accepts_two_more_spellings_of_the_chain_rule(capsys):
+    def with_grad_c(x, y, z):
+        grad_b = 1.0 * np.ones_like(x * y + z)
+        return float((x * y + z).sum()), grad_b * y, np.multiply(grad_b, x), grad_b.copy()
+
+    def float32_outputs(x, y, z):
+        return (np.sum(x * y + z), y.astype(np.float32), x.astype(np.float32),
+                np.ones(z.shape, np.float32))
+    for fn in (with_grad_c, float32_outputs):
+        checks.check_graph_backward_numpy(fn)
+        checks.check_graph_backward_numpy(fn, cases=[{"seed": 11, "shape": [2, 5]}], hidden=True)
+    assert capsys.readouterr().out.count("passed") == 4
+
+
+def test_two_layer_numpy_rejects_finite_differences_at_the_relu_kink():
+    # On the first visible case central differences are within 1e-6; the kink case catches them.
+    message = fails(checks.check_two_layer_numpy, two_layer_finite_differences, "M54",
+                    says="kink")
+    assert "x @ w1" in flat(message)
+    # A step small enough not to cross the kink drowns in rounding everywhere.
+    fails(checks.check_two_layer_numpy,
+          lambda *a: two_layer_finite_differences(*a, eps=1e-12), "M54", says="numerical")
+
+
+def test_two_layer_numpy_kink_case_passes_the_chain_rule_written_twice(capsys):
+    def with_where(x, y, w1, w2):
+        pre = x @ w1
+        h = np.where(pre > 0, pre, 0.0)
+        d_out = 2.0 * (h @ w2 - y) / len(x)
+        return (np.mean(np.sum((h @ w2 - y) ** 2, axis=1)),
+                x.T @ np.where(pre > 0, d_out @ w2.T, 0.0), h.T @ d_out)
+    kink = [{"seed": 41, "n": 16, "d": 12, "h": 10, "kink": 1e-9}]
+    for fn in (two_layer, with_where):
+        checks.check_two_layer_numpy(fn)
+        checks.check_two_layer_numpy(fn, cases=kink, hidden=True)
+    assert capsys.readouterr().out.count("passed") == 4
+
+
+def test_grading_path_finite_differences_fail_without_a_hidden_value():
+    kink = [{"seed": 41, "n": 16, "d": 12, "h": 10, "kink": 1e-9}]
+    error = grade("check_two_layer_numpy", two_layer_finite_differences, kink)
+    assert error.mistake == "M54" and "16" not in str(error)
+    assert grade("check_two_layer_numpy", two_layer, kink) is None
+    error = grade("check_graph_backward_numpy", graph_finite_differences,
+                  [{"seed": 11, "shape": [2, 5]}])
+    assert error.mistake == "M54" and "(2, 5)" not in str(error)
+
+
+# ------------------------------------ exercise 6: the loss that goes NaN, found and fixed
+def ce_logsumexp(logits, labels):
+    return tf.reduce_mean(tf.reduce_logsumexp(logits, axis=1)
+                          - tf.gather(logits, labels, batch_dims=1))
+
+
+def ce_shifted_by_hand(logits, labels):
+    top = tf.reduce_max(logits, axis=1, keepdims=True)
+    shifted = logits - top
+    lse = tf.math.log(tf.reduce_sum(tf.exp(shifted), axis=1))
+    return tf.reduce_mean(lse - tf.reduce_sum(shifted * tf.one_hot(labels, logits.shape[1]), 1))
+
+
+CE_HIDDEN = [{"seed": 31, "n": 6, "c": 4, "scale": 200.0},
+             ([[-1000.0, 1000.0, 0.0], [30.0, -30.0, 0.5]], [0, 2])]
+
+
+def test_cross_entropy_accepts_three_stable_spellings(capsys):
+    def builtin(logits, labels):
+        return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+    for fn in (ce_logsumexp, ce_shifted_by_hand, builtin):
+        checks.check_cross_entropy(fn)
+        checks.check_cross_entropy(fn, cases=CE_HIDDEN, hidden=True)
+    assert capsys.readouterr().out.count("passed") == 6
+
+
+def test_cross_entropy_rejects_the_notebooks_draft():
+    draft = given("def classifier_problem", "draft_cross_entropy")
+    fails(checks.check_cross_entropy, draft, "M50", says="-log(0) = inf")
+
+
+def test_cross_entropy_rejects_the_tf_where_fix_for_its_nan_gradient():
+    def where_fix(logits, labels):
+        p = tf.gather(tf.nn.softmax(logits), labels, batch_dims=1)
+        return tf.reduce_mean(tf.where(p > 0, -tf.math.log(p), 100.0))
+    fails(checks.check_cross_entropy, where_fix, "M51", says="gradient is NaN")
+
+
+def test_cross_entropy_rejects_right_numbers_from_probabilities():
+    # float64 probabilities: right on the first visible case, and on logits tens apart...
+    def in_float64(logits, labels):
+        p = tf.gather(tf.nn.softmax(tf.cast(logits, tf.float64)), labels, batch_dims=1)
+        return tf.cast(tf.reduce_mean(-tf.math.log(p)), tf.float32)
+    checks.check_cross_entropy(in_float64, cases=[([[30.0, -30.0, 0.5]], [1])], hidden=True)
+    # ... but e^-1000 is 0 in float64 too: the idea is no probability at all.
+    fails(checks.check_cross_entropy, in_float64, "M50", says="from the logits")
+
+    def clipped(logits, labels):  # what Keras's loss from probabilities does: finite, capped
+        p = tf.gather(tf.nn.softmax(logits), labels, batch_dims=1)
+        return tf.reduce_mean(-tf.math.log(tf.clip_by_value(p, 1e-7, 1.0)))
+    fails(checks.check_cross_entropy, clipped, "M50", says="caps the loss")
+
+
+def test_cross_entropy_rejects_numpy_inside_the_loss():
+    def in_numpy(logits, labels):
+        values = logits.numpy()
+        top = values.max(axis=1, keepdims=True)
+        lse = top[:, 0] + np.log(np.exp(values - top).sum(axis=1))
+        return tf.constant(np.mean(lse - values[np.arange(len(values)), labels.numpy()]))
+    with pytest.raises(CheckFailed) as info:
+        checks.check_cross_entropy(in_numpy)
+    assert info.value.mistake in ("M14", "M16"), str(info.value)
+
+
+def test_grading_path_cross_entropy():
+    assert grade("check_cross_entropy", ce_shifted_by_hand, CE_HIDDEN) is None
+    draft = given("def classifier_problem", "draft_cross_entropy")
+    error = grade("check_cross_entropy", draft, CE_HIDDEN)
+    assert error.mistake == "M50" and "1000" not in str(error) and "200" not in str(error)
+
+
+# ------------------------------- exercise 7: a custom gradient with a formula of its own
+@tf.custom_gradient
+def log1pexp_sigmoid(x):
+    def grad(upstream):
+        return upstream * tf.math.sigmoid(x)
+    return tf.nn.softplus(x), grad
+
+
+@tf.custom_gradient
+def log1pexp_by_cases(x):
+    y = tf.where(x > 0, x + tf.math.log1p(tf.exp(-tf.abs(x))), tf.math.log1p(tf.exp(x)))
+
+    def grad(upstream):
+        e = tf.exp(-tf.abs(x))
+        return upstream * tf.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    return y, grad
+
+
+LOG1PEXP_HIDDEN = [{"seed": 33, "n": 12, "scale": 60.0},
+                   ([88.0, 88.9, 89.0, 95.0, -88.0, -104.0], [1.0, 0.5, 2.0, 1.5, 1.0, 3.0])]
+
+
+def test_log1pexp_accepts_two_formulas_of_the_derivative(capsys):
+    for fn in (log1pexp_sigmoid, log1pexp_by_cases):
+        checks.check_log1pexp(fn)
+        checks.check_log1pexp(fn, cases=LOG1PEXP_HIDDEN, hidden=True)
+    assert capsys.readouterr().out.count("passed") == 4
+
+
+def test_log1pexp_rejects_a_backward_that_opens_a_tape_over_the_builtin():
+    @tf.custom_gradient
+    def tape_inside(x):
+        def grad(upstream):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = tf.nn.softplus(x)
+            return upstream * tape.gradient(y, x)
+        return tf.nn.softplus(x), grad
+    fails(checks.check_log1pexp, tape_inside, "M52", says="own formula")
+
+
+def test_log1pexp_rejects_the_builtin_gradient_op_and_tf_gradients():
+    @tf.custom_gradient
+    def raw_op(x):
+        return tf.nn.softplus(x), lambda u: tf.raw_ops.SoftplusGrad(gradients=u, features=x)
+    fails(checks.check_log1pexp, raw_op, "M52", says="SoftplusGrad")
+
+
+def test_log1pexp_rejects_no_custom_gradient():
+    fails(checks.check_log1pexp, tf.nn.softplus, "M21", says="custom_gradient")
+
+
+def test_log1pexp_names_overflow_in_the_value_and_in_the_backward():
+    @tf.custom_gradient
+    def naive_value(x):
+        return tf.math.log(1.0 + tf.exp(x)), lambda u: u * tf.math.sigmoid(x)
+    fails(checks.check_log1pexp, naive_value, "M53", says="value")
+
+    @tf.custom_gradient
+    def naive_backward(x):
+        e = tf.exp(x)
+        return tf.nn.softplus(x), lambda u: u * e / (1.0 + e)
+    fails(checks.check_log1pexp, naive_backward, "M53", says="backward's formula overflows")
+
+
+def test_log1pexp_rejects_a_backward_without_the_upstream_gradient():
+    @tf.custom_gradient
+    def no_upstream(x):
+        return tf.nn.softplus(x), lambda u: tf.math.sigmoid(x)
+    fails(checks.check_log1pexp, no_upstream, says="upstream")
+
+
+def test_grading_path_log1pexp():
+    assert grade("check_log1pexp", log1pexp_by_cases, LOG1PEXP_HIDDEN) is None
+    error = grade("check_log1pexp", tf.nn.softplus, LOG1PEXP_HIDDEN)
+    assert error.mistake == "M21" and "95" not in str(error)
+

@@ -459,15 +459,23 @@ def test_finite_difference_hessian_matches_analytic_hessian():
     # The reference lives in the grader half now (NumPy functions, no TensorFlow).
     x = np.array([0.3, -1.2, 0.8])
     want = np.array([[0, 2 * x[1], 0], [2 * x[1], 2 * x[0], 0], [0, 0, -np.sin(x[2])]])
-    got = judge_tapes.finite_difference_hessian(
-        judge_tapes.VECTOR_FUNCTIONS["x0*x1**2+sin(x2)"], x)
+    got = judge_tapes.finite_difference_hessian(lambda x: x[0] * x[1] ** 2 + np.sin(x[2]), x)
     np.testing.assert_allclose(got, want, atol=1e-6)
+
+
+#: Hidden hessian cases as the solution notebook writes them: functions as source text.
+HIDDEN_HESSIAN_CASES = [
+    {"tf": "def f(x):\n    return x[0] * x[1] ** 2 + tf.sin(x[2])\n",
+     "np": "def f(x):\n    return x[0] * x[1] ** 2 + np.sin(x[2])\n", "x": [0.3, -1.2, 0.8]},
+    {"tf": "def f(x):\n    return tf.math.reduce_logsumexp(x)\n",
+     "np": "def f(x):\n    top = np.max(x)\n    return top + np.log(np.sum(np.exp(x - top)))\n",
+     "x": [0.0, 1.0, -1.0]},
+]
 
 
 def test_hessian_accepts_nested_tapes_with_jacobian():
     tapes.check_hessian(hessian)
-    tapes.check_hessian(hessian, hidden=True, cases=[("x0*x1**2+sin(x2)", [0.3, -1.2, 0.8]),
-                                                     ("log-sum-exp", [0.0, 1.0, -1.0])])
+    tapes.check_hessian(hessian, hidden=True, cases=HIDDEN_HESSIAN_CASES)
 
 
 def test_hessian_rejects_inner_gradient_outside_outer_block():
@@ -547,7 +555,7 @@ def test_square_grad_accepts_a_jacobian_and_a_tf_function():
 
 def test_square_grad_rejects_the_formula():
     fails_with(tapes.check_square_grad, lambda x: tf.constant(2.0 * x), "M21",
-               "no tape computed them", "tape.gradient(y, x)")
+               "no automatic differentiation computed them", "tape.gradient(y, x)")
 
 
 def train_step_by_hand(model, optimizer, loss_object, x, y):
@@ -687,7 +695,7 @@ def grads_from_one_tape_two_tapes(x):
 
 def test_grads_from_one_tape_rejects_formulas():
     fails_with(tapes.check_grads_from_one_tape, grads_from_one_tape_formulas, "M21",
-               "no tape computed them", "persistent=True")
+               "no automatic differentiation computed them", "persistent=True")
 
 
 def test_grads_from_one_tape_rejects_two_tapes_even_where_both_values_are_zero():
@@ -735,13 +743,13 @@ def test_second_derivative_rejects_a_second_derivative_not_from_the_outer_tape()
 
 def test_second_derivative_rejects_finite_differences():
     fails_with(tapes.check_second_derivative, second_derivative_no_tape, "M21",
-               "no tape computed them")
+               "no automatic differentiation computed them")
 
 
 def test_product_grads_rejects_returning_b_and_a():
     fails_with(tapes.check_product_grads, lambda a, b: [tf.identity(b), tf.identity(a)], "M21",
-               "no tape computed them", "watch_accessed_variables=False")
-    fails_with(tapes.check_product_grads, lambda a, b: [b, a], "M21", "no tape computed them")
+               "no automatic differentiation computed them", "watch_accessed_variables=False")
+    fails_with(tapes.check_product_grads, lambda a, b: [b, a], "M21", "no automatic differentiation computed them")
 
 
 def test_product_grads_accepts_a_default_tape_that_watches_both():
@@ -796,7 +804,7 @@ def test_hessian_accepts_rows_stacked_from_gradients_of_the_entries():
 
 
 def test_hessian_rejects_finite_differences_of_tape_gradients():
-    fails_with(tapes.check_hessian, hessian_finite_differences, "M21", "no tape computed them",
+    fails_with(tapes.check_hessian, hessian_finite_differences, "M21", "no automatic differentiation computed them",
                "outer.jacobian(g, x)")
 
 
@@ -812,7 +820,7 @@ def test_grading_grads_from_one_tape_passes_the_solution_and_hides_what_it_judge
     from tests.test_checks_tapes import grads_from_one_tape
     assert grade("check_grads_from_one_tape", grads_from_one_tape, [2.0, -0.75, 0.0]) == 3
     graded_failure("check_grads_from_one_tape", grads_from_one_tape_formulas, [1.75], "M21",
-                   "hidden case 1", "no tape computed them", secrets=["1.75", "21.4", "3.5"])
+                   "hidden case 1", "no automatic differentiation computed them", secrets=["1.75", "21.4", "3.5"])
     graded_failure("check_grads_from_one_tape", grads_from_one_tape_two_tapes, [1.75], "M21",
                    "from two tapes", secrets=["1.75"])
     error = graded_failure("check_grads_from_one_tape", lambda x: (tf.constant(x), tf.constant(x)),
@@ -834,7 +842,7 @@ def test_grading_fit_line_passes_the_solution_and_names_the_idea_without_values(
 
 
 def test_grading_hessian_passes_the_solution_and_rejects_finite_differences():
-    cases = [("x0*x1**2+sin(x2)", [0.3, -1.2, 0.8]), ("log-sum-exp", [0.0, 1.0, -1.0])]
+    cases = HIDDEN_HESSIAN_CASES
     assert grade("check_hessian", hessian, cases) == 2
     assert grade("check_hessian", hessian_rows, cases) == 2
     graded_failure("check_hessian", hessian_finite_differences, cases, "M21", "hidden case 1",
@@ -892,7 +900,7 @@ def test_sum_squared_prediction_rejects_a_formula_as_the_verification():
     def formula(x):
         return 2.0 * tf.reduce_sum(x) * tf.ones_like(x)
     fails_for(tapes.check_sum_squared_prediction, PREDICTED_DZ_DX, formula, "M21",
-              "no tape computed them", "tape.gradient(z, x)")
+              "no automatic differentiation computed them", "tape.gradient(z, x)")
 
 
 BROKEN_LINE = "loss_value = loss_object(y, logits)"
@@ -970,8 +978,8 @@ def test_product_grads_prediction_rejects_the_unfixed_function_with_the_kind_of_
 
 def test_product_grads_prediction_rejects_returning_b_and_a():
     fails_for(tapes.check_product_grads_prediction, PREDICTED_NONE,
-              lambda a, b: [tf.identity(b), tf.identity(a)], "M21", "no tape computed them",
-              "watch_accessed_variables=False")
+              lambda a, b: [tf.identity(b), tf.identity(a)], "M21",
+              "no automatic differentiation computed them", "watch_accessed_variables=False")
 
 
 def grade_prediction(check_name, predicted, fn, cases=None):
@@ -1065,7 +1073,7 @@ def grads_from_one_tape_decoy(x):
 
 
 def test_square_grad_rejects_a_formula_handed_back_through_output_gradients():
-    fails_with(tapes.check_square_grad, square_grad_decoy, "M21", "no tape computed them")
+    fails_with(tapes.check_square_grad, square_grad_decoy, "M21", "no automatic differentiation computed them")
 
 
 def test_grads_from_one_tape_rejects_formulas_handed_back_through_output_gradients():
@@ -1095,12 +1103,12 @@ def sum_squared_grad_made_up_target(x):
 
 def test_square_grad_rejects_the_gradient_of_a_made_up_target():
     fails_with(tapes.check_square_grad, square_grad_made_up_target, "M21",
-               "the tape's target was not y = x * x")
+               "the differentiated target was not y = x * x")
 
 
 def test_sum_squared_grad_rejects_the_gradient_of_a_made_up_target():
     fails_with(tapes.check_sum_squared_grad, sum_squared_grad_made_up_target, "M21",
-               "the tape's target was not z = (sum of x) ** 2")
+               "the differentiated target was not z = (sum of x) ** 2")
     fails_with(lambda fn: tapes.check_sum_squared_prediction([[20.0, 20.0], [20.0, 20.0]], fn),
                sum_squared_grad_made_up_target, "M21", "was not z = (sum of x) ** 2")
 
@@ -1122,3 +1130,365 @@ def test_grading_square_grad_rejects_a_made_up_target_without_showing_values():
         for error in errors:
             assert error.mistake == "M21" and "0.75" not in str(error) and \
                 "2.5" not in str(error) and "1.5" not in str(error), str(error)
+
+
+# ---------------------------------------------------------------- 01: square_grad, predict then fix
+# The draft of the notebook (a watched tf.constant(x), no dtype) is right for 3.0 and None for
+# the integer 2 (M02); the student predicts both before it runs, then fixes it.
+
+def draft_square_grad(x):
+    x = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    return tape.gradient(y, x)
+
+
+def square_grad_forward_mode(x):
+    x = tf.constant(float(x))
+    with tf.autodiff.ForwardAccumulator(primals=x, tangents=tf.constant(1.0)) as acc:
+        y = x * x
+    return acc.jvp(y)
+
+
+def square_grad_variable_and_jacobian(x):
+    v = tf.Variable(tf.cast(x, tf.float32))
+    with tf.GradientTape() as tape:
+        y = tf.square(v)
+    return tape.jacobian(y, v)
+
+
+def test_square_grad_prediction_accepts_the_draft_s_behaviour_in_any_numeric_form(capsys):
+    tapes.check_square_grad_prediction(6.0, None)
+    tapes.check_square_grad_prediction(6, None)
+    assert "square_grad_prediction" in capsys.readouterr().out
+
+
+def test_square_grad_prediction_rejects_a_gradient_for_the_integer_naming_m02():
+    with pytest.raises(CheckFailed) as info:
+        tapes.check_square_grad_prediction(6.0, 4.0)
+    assert info.value.mistake == "M02" and "int32" in flat(info.value)
+
+
+def test_square_grad_prediction_rejects_a_measured_tensor_and_a_wrong_derivative():
+    with pytest.raises(CheckFailed) as info:
+        tapes.check_square_grad_prediction(tf.constant(6.0), None)
+    assert info.value.code == "prediction_type"
+    with pytest.raises(CheckFailed) as info:
+        tapes.check_square_grad_prediction(9.0, None)
+    assert info.value.code == "wrong_prediction" and "2x" in flat(info.value)
+
+
+def test_square_grad_rejects_the_notebooks_draft_with_m02():
+    fails_with(tapes.check_square_grad, draft_square_grad, "M02", "int32")
+
+
+def test_square_grad_accepts_forward_mode_and_a_jacobian_of_a_variable():
+    # issue 28 item 3: every autodiff spelling is accepted where a derivative is asked
+    tapes.check_square_grad(square_grad_forward_mode)
+    tapes.check_square_grad(square_grad_variable_and_jacobian)
+    assert grade("check_square_grad", square_grad_forward_mode, [0.5, -4, 7]) == 3
+
+
+def test_grading_the_square_grad_prediction_shows_no_value():
+    entry = judge.load()["check_square_grad_prediction"]
+    request = plain.dumps({"cases": [None], "hidden": False, "options": {}})
+    reply = plain.loads(Entry.observe("check_square_grad_prediction", lambda: (6.0, 4.0), request))
+    with pytest.raises(CheckFailed) as info:
+        judge.judge_observation(entry, None, reply["cases"][0],
+                                entry.context(0, None, False, reveal=False), {})
+    assert info.value.mistake == "M02" and "4.0" not in flat(info.value)
+
+
+def test_the_draft_and_the_seven_none_reasons_of_notebook_01_hold_on_this_tensorflow():
+    # The cells of section 4 claim None for an assign on the path and for model.predict.
+    assert float(draft_square_grad(3.0)) == 6.0 and draft_square_grad(2) is None
+    x, y = tf.Variable(3.0), tf.Variable(0.0)
+    with tf.GradientTape() as tape:
+        y.assign(x * x)
+        loss = y * 1.0
+    dx, dy = tape.gradient(loss, [x, y])
+    assert dx is None and float(dy) == 1.0
+    model = tf.keras.Sequential([tf.keras.Input(shape=(2,)), tf.keras.layers.Dense(1)])
+    with tf.GradientTape() as tape:
+        out = model.predict(tf.ones((1, 2)), verbose=0)
+        loss = tf.reduce_sum(out)
+    assert isinstance(out, np.ndarray)
+    assert tape.gradient(loss, model.trainable_variables) == [None, None]
+
+
+def test_a_message_never_says_no_tape_when_autodiff_made_the_value():
+    error = fails_with(tapes.check_square_grad, square_grad_made_up_target, "M21",
+                       "autodiff produced")
+    assert "no tape" not in flat(error)
+
+
+# ---------------------------------------------------------------- 02: forward-over-back asked elsewhere
+
+def second_derivative_forward_over_back(f, x):
+    with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        dy = tape.gradient(y, x)
+    return dy, acc.jvp(dy)
+
+
+def hessian_forward_over_back(f, x):
+    rows = []
+    for e in tf.unstack(tf.eye(x.shape[0], dtype=x.dtype)):
+        with tf.autodiff.ForwardAccumulator(x, e) as acc:
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            g = tape.gradient(y, x)
+        rows.append(acc.jvp(g))
+    return tf.stack(rows)
+
+
+def test_second_derivative_refuses_forward_over_back_saying_it_is_correct():
+    error = fails_with(tapes.check_second_derivative, second_derivative_forward_over_back, "M46",
+                       "your answer is correct", "nested GradientTapes", "because")
+    assert "no tape" not in flat(error)
+
+
+def test_hessian_refuses_forward_over_back_rows_saying_it_is_correct():
+    fails_with(tapes.check_hessian, hessian_forward_over_back, "M46", "your answer is correct",
+               "nested GradientTapes")
+
+
+# ---------------------------------------------------------------- 02: hvp, forward-over-back
+
+def hvp(f, x, v):
+    with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        g = tape.gradient(y, x)
+    return acc.jvp(g)
+
+
+def hvp_accumulator_object_and_jacobian(f, x, v):
+    accumulator = tf.autodiff.ForwardAccumulator(x, v)
+    with accumulator:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            value = f(x)
+        gradient = tape.jacobian(value, x)  # of a scalar: the gradient
+    return tf.identity(accumulator.jvp(gradient))
+
+
+def hvp_full_hessian(f, x, v):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+    return tf.linalg.matvec(outer.jacobian(g, x), v)
+
+
+def hvp_hessian_by_columns(f, x, v):
+    columns = []
+    for e in tf.unstack(tf.eye(x.shape[0])):
+        with tf.autodiff.ForwardAccumulator(x, e) as acc:
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            g = tape.gradient(y, x)
+        columns.append(acc.jvp(g))
+    return tf.linalg.matvec(tf.stack(columns, axis=1), v)
+
+
+def hvp_back_over_back(f, x, v):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+        g_dot_v = tf.reduce_sum(g * v)
+    return outer.gradient(g_dot_v, x)
+
+
+def hvp_formula_gradient_pushed_forward(f, x, v):
+    # right numbers for "sum of quartics" only: the gradient x ** 3 written by hand
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        g = x ** 3
+    return acc.jvp(g)
+
+
+def hvp_formula(f, x, v):
+    return 3 * x ** 2 * v
+
+
+QUARTIC = [{"f": "sum of quartics", "n": 6, "seed": 0}]
+
+#: Hidden hvp cases as the solution notebook writes them.
+HIDDEN_HVP_CASES = [
+    {"tf": "def f(x):\n    return tf.reduce_sum(tf.math.log(tf.cosh(x)))\n",
+     "np": "def grad(x):\n    return np.tanh(x)\n", "n": 30, "seed": 5},
+    {"tf": "def f(x):\n    return 0.5 * tf.reduce_sum(x) ** 2 + tf.reduce_sum(tf.sin(x))\n",
+     "np": "def grad(x):\n    return np.sum(x) * np.ones_like(x) + np.cos(x)\n", "n": 64, "seed": 6},
+]
+
+
+def test_hvp_accepts_forward_over_back_in_two_spellings(capsys):
+    tapes.check_hvp(hvp)
+    tapes.check_hvp(hvp_accumulator_object_and_jacobian)
+    assert capsys.readouterr().out.count("hvp: 3 cases passed") == 2
+
+
+def test_hvp_rejects_the_full_hessian_times_v_with_m45():
+    # the right numbers without the idea: H is built, then multiplied
+    fails_with(tapes.check_hvp, hvp_full_hessian, "M45", "full Hessian", "n * n")
+
+
+def test_hvp_rejects_the_hessian_built_column_by_column_with_m45():
+    fails_with(tapes.check_hvp, hvp_hessian_by_columns, "M45", "column by column")
+
+
+def test_hvp_refuses_back_over_back_saying_it_is_correct_and_why_forward():
+    fails_with(tapes.check_hvp, hvp_back_over_back, "M46", "your H v is correct",
+               "forward-over-back, because")
+
+
+def test_hvp_rejects_a_formula_gradient_and_a_formula():
+    fails_with(tapes.check_hvp, hvp_formula_gradient_pushed_forward, "M21", "formula",
+               cases=QUARTIC)
+    fails_with(tapes.check_hvp, hvp_formula, "M21", "no automatic differentiation computed them",
+               cases=QUARTIC)
+
+
+def test_grading_hvp_passes_hidden_source_cases_and_hides_them():
+    assert grade("check_hvp", hvp, HIDDEN_HVP_CASES) == 2
+    assert grade("check_hvp", hvp_accumulator_object_and_jacobian, HIDDEN_HVP_CASES) == 2
+    graded_failure("check_hvp", hvp_full_hessian, HIDDEN_HVP_CASES, "M45", "hidden case 1",
+                   secrets=["tanh", "cosh", "30"])
+    graded_failure("check_hvp", hvp_back_over_back, HIDDEN_HVP_CASES, "M46", "hidden case 1",
+                   secrets=["tanh", "cosh"])
+
+
+def test_hvp_prediction_accepts_the_arithmetic_and_names_what_is_wrong(capsys):
+    tapes.check_hvp_prediction(4.0, 0.004, 1000)
+    tapes.check_hvp_prediction(4, 4e-3, 1000)
+    assert "hvp_prediction" in capsys.readouterr().out
+    for predicted, name in (((4000.0, 0.004, 1000), "predicted_hessian_mb"),
+                            ((4.0, 0.04, 1000), "predicted_hvp_mb"),
+                            ((4.0, 0.004, 1), "predicted_hvps_per_hessian")):
+        with pytest.raises(CheckFailed) as info:
+            tapes.check_hvp_prediction(*predicted)
+        assert info.value.code == "wrong_prediction" and name in flat(info.value)
+    with pytest.raises(CheckFailed) as info:
+        tapes.check_hvp_prediction(4.0, 0.004, 1000.0)
+    assert info.value.code == "prediction_type"
+
+
+# ---------------------------------------------------------------- one recorder (harness)
+
+def test_the_one_recorder_sees_every_spelling_of_autodiff_and_restores_the_methods():
+    from autograder.checks import harness
+    before = [tf.GradientTape.gradient, tf.GradientTape.jacobian,
+              tf.GradientTape.batch_jacobian, tf.autodiff.ForwardAccumulator.jvp, tf.gradients]
+    x = tf.constant([[1.0, 2.0]])
+    with harness.recording_autodiff() as record:
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = x * x
+        g = tape.gradient(y, x)
+        j = tape.jacobian(y, x)
+        b = tape.batch_jacobian(y, x)
+        tape.gradient(y, x, output_gradients=tf.ones_like(y))  # a decoy: not evidence
+        with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+            z = x * 3.0
+        t = acc.jvp(z)
+        tf.function(lambda: tf.gradients(tf.constant(1.0) * 2.0, []))()
+    assert record.methods == ["gradient", "jacobian", "batch_jacobian", "jvp"]
+    assert all(record.produced(value) for value in (g, j, b, t))
+    assert [c.forward for c in record.events] == [False, False, False, True]
+    assert record.events[3].target_value.tolist() == [[3.0, 6.0]]
+    assert record.largest_result() == 4 and record.graph_gradients == 1
+    assert before == [tf.GradientTape.gradient, tf.GradientTape.jacobian,
+                      tf.GradientTape.batch_jacobian, tf.autodiff.ForwardAccumulator.jvp,
+                      tf.gradients]
+    with harness.recording_gradients() as reverse_only:
+        with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+            z = x * 3.0
+        acc.jvp(z)
+    assert reverse_only.calls == []
+
+
+def test_the_tape_checks_record_through_the_harness_recorder():
+    from autograder.checks import harness
+    with tapes.observing_tapes() as record:
+        square_grad(3.0)
+    assert isinstance(record, harness.GradientRecord) and record.methods == ["gradient"]
+    assert not hasattr(tapes, "TapeRecord")
+
+
+# ---------------------------------------------------------------- hidden material stays on the grader
+
+def test_the_kernel_half_defines_only_the_functions_of_visible_cases():
+    entries = judge.load()
+    visible = {"check_second_derivative": tapes.SCALAR_FUNCTIONS,
+               "check_hessian": tapes.VECTOR_FUNCTIONS}
+    for check_name, functions in visible.items():
+        named = {case[0] for case in entries[check_name].cases}
+        assert set(functions) <= named, check_name
+    assert {c["f"] for c in entries["check_hvp"].cases} == set(tapes.HVP_FUNCTIONS)
+    assert set(judge_tapes.HVP_GRADIENTS) == set(tapes.HVP_FUNCTIONS)
+    from pathlib import Path
+    text = Path(tapes.__file__).read_text() + Path(judge_tapes.__file__).read_text()
+    for hidden in ("reduce_logsumexp", "x * tf.sin(x)", "np.tanh(x)", "log(tf.cosh(x))"):
+        assert hidden not in text, hidden
+
+
+def test_second_derivative_grades_hidden_cases_given_as_source_text():
+    cases = [{"tf": "def f(x):\n    return tf.tanh(x)\n",
+              "np": "def f(x):\n    return np.tanh(x)\ndef df(x):\n    return 1 - np.tanh(x) ** 2\n"
+                    "def d2f(x):\n    return -2 * np.tanh(x) * (1 - np.tanh(x) ** 2)\n",
+              "x": -0.4}]
+    assert grade("check_second_derivative", second_derivative, cases) == 1
+    graded_failure("check_second_derivative", second_derivative_forward_over_back, cases, "M46",
+                   "hidden case 1", secrets=["tanh", "-0.4"])
+
+
+def test_the_hvp_references_agree_with_tensorflow():
+    for name, f in tapes.HVP_FUNCTIONS.items():
+        x, v = judge_tapes.hvp_problem({"n": 7, "seed": 3})
+        got = hvp(f, tf.constant(x, tf.float64), tf.constant(v, tf.float64))
+        want = judge_tapes.hvp_reference(judge_tapes.HVP_GRADIENTS[name], x, v)
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-8, err_msg=name)
+
+
+# ---------------------------------------------------------------- 01: model.predict inside the tape
+
+def train_step_predict(model, optimizer, loss_object, x, y):
+    with tf.GradientTape() as tape:
+        logits = model.predict(x, verbose=0)
+        loss_value = loss_object(y, logits)
+    grads = tape.gradient(loss_value, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    return loss_value
+
+
+def test_train_step_names_model_predict_inside_the_tape_with_m47(capsys):
+    fails_with(tapes.check_train_step, train_step_predict, "M47", "model.predict",
+               "model(x)")
+    fails_with(lambda fn: tapes.check_train_step_fault(BROKEN_LINE, fn), train_step_predict,
+               "M47", "model.predict")
+    assert capsys.readouterr().err == ""
+
+
+def grads_from_one_tape_forward_mode(x):
+    x = tf.constant(x, dtype=tf.float32)
+    with tf.autodiff.ForwardAccumulator(x, tf.constant(1.0)) as acc:
+        y = x * x
+        z = y * y
+    return acc.jvp(z), acc.jvp(y)
+
+
+def test_grads_from_one_tape_refuses_forward_mode_saying_it_is_correct():
+    error = fails_with(tapes.check_grads_from_one_tape, grads_from_one_tape_forward_mode, "M46",
+                       "your answer is correct", "persistent GradientTape", "because")
+    assert "no tape" not in flat(error)

@@ -246,7 +246,7 @@ def test_make_eval_step_rejects_weight_changes():
     def trains(model, loss_fn, loss_metric, acc_metric):
         return make_train_step(model, tf.keras.optimizers.SGD(0.1), loss_fn, loss_metric,
                                acc_metric)
-    fails(checks.check_make_eval_step, trains, says="changed the model's weights")
+    fails(checks.check_make_eval_step, trains, "M55", says="changed the model's weights")
 
 
 # ------------------------------------------------------------------ fit
@@ -420,7 +420,7 @@ def test_make_eval_step_rejects_gradients_in_evaluation():
             acc_metric.update_state(y, logits)
             return loss
         return eval_step
-    fails(checks.check_make_eval_step, with_tape, "M21", says="an evaluation step only measures")
+    fails(checks.check_make_eval_step, with_tape, "M55", says="an evaluation step only measures")
 
 
 def fit_with_keras(model, optimizer, train_ds, val_ds, epochs):
@@ -1008,3 +1008,242 @@ def test_grading_make_train_step_and_fit_red_team():
                               "(hidden case 1)")
     message = grading_message("check_fit", (fit_through_a_twin_model,), [(1, 3, 600)])
     assert "[M21:" in message and "custom training loop" in message
+
+
+# ------------------------------------------------- issue 27: the drafts to find and fix
+hidden_layer = tf.keras.layers.Dense(64, activation="relu")
+
+
+def build_model_draft():
+    """The notebook's draft: one hidden layer object shared by every model, a softmax output."""
+    return tf.keras.Sequential([tf.keras.Input(shape=(64,)), hidden_layer,
+                                tf.keras.layers.Dense(10, activation="softmax")])
+
+
+def build_model_functional():
+    """Correct, in Keras' functional API."""
+    inputs = tf.keras.Input(shape=(64,))
+    hidden = tf.keras.layers.Dense(64)(inputs)
+    return tf.keras.Model(inputs, tf.keras.layers.Dense(10)(tf.keras.layers.Activation("relu")(hidden)))
+
+
+def build_model_added():
+    """Correct: Sequential grown with add(), ReLU as a layer of its own."""
+    model = tf.keras.Sequential()
+    model.add(tf.keras.Input(shape=(64,)))
+    model.add(tf.keras.layers.Dense(64))
+    model.add(tf.keras.layers.ReLU())
+    model.add(tf.keras.layers.Dense(10))
+    return model
+
+
+def test_build_model_rejects_the_draft_and_its_half_fix():
+    fails(checks.check_build_model, build_model_draft, says="remove the softmax")
+
+    def shared_layer_only():  # softmax removed, the hidden layer still made once, outside
+        return tf.keras.Sequential([tf.keras.Input(shape=(64,)), hidden_layer,
+                                    tf.keras.layers.Dense(10)])
+    fails(checks.check_build_model, shared_layer_only, says="fresh model")
+
+
+@pytest.mark.parametrize("answer", [build_model_functional, build_model_added])
+def test_build_model_accepts_other_correct_spellings(answer, capsys):
+    checks.check_build_model(answer)
+    checks.check_build_model(answer, cases=[1, 17, 256], hidden=True)
+    assert capsys.readouterr().out.count("passed") == 2
+
+
+def make_eval_step_draft(model, loss_fn, loss_metric, acc_metric):
+    """The notebook's draft: a copy of the train step, an update by hand instead of an optimizer."""
+    @tf.function
+    def eval_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        grads = tape.gradient(loss, model.trainable_variables)
+        for variable, grad in zip(model.trainable_variables, grads):
+            variable.assign_sub(0.01 * grad)
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return eval_step
+
+
+def make_eval_step_functional(model, loss_fn, loss_metric, acc_metric):
+    """Correct: the cross-entropy written with tf.keras.losses' function, not the loss given."""
+    @tf.function
+    def eval_step(x, y):
+        logits = model(x, training=False)
+        loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(
+            y, logits, from_logits=True))
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return eval_step
+
+
+def test_make_eval_step_rejects_the_draft():
+    message = fails(checks.check_make_eval_step, make_eval_step_draft, "M55",
+                    says="changed the model's weights")
+    assert "training=False" in flat(message)
+
+
+@pytest.mark.parametrize("answer", [make_eval_step, make_eval_step_functional])
+def test_make_eval_step_accepts_other_correct_spellings(answer, capsys):
+    checks.check_make_eval_step(answer)
+    checks.check_make_eval_step(answer, cases=[(5, 13, 3), (6, 64, 1)], hidden=True)
+    assert capsys.readouterr().out.count("passed") == 2
+
+
+# ------------------------------------------------- issue 28: fit's optimizer and Keras
+def _fit_with_step(step_factory):
+    """A fit of the right form whose train step comes from ``step_factory(model, optimizer,
+    loss_fn, loss_metric, acc_metric)``."""
+    def fit_(model, optimizer, train_ds, val_ds, epochs):
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        train = (tf.keras.metrics.Mean(), tf.keras.metrics.SparseCategoricalAccuracy())
+        val = (tf.keras.metrics.Mean(), tf.keras.metrics.SparseCategoricalAccuracy())
+        train_step = step_factory(model, optimizer, loss_fn, *train)
+        eval_step = make_eval_step(model, loss_fn, *val)
+        history = {"loss": [], "accuracy": [], "val_loss": [], "val_accuracy": []}
+        for _ in range(epochs):
+            for metric in (*train, *val):
+                metric.reset_state()
+            for x, y in train_ds:
+                train_step(x, y)
+            for x, y in val_ds:
+                eval_step(x, y)
+            for key, metric in zip(history, (*train, *val)):
+                history[key].append(float(metric.result()))
+        return history
+    return fit_
+
+
+def steps_by_hand(model, optimizer, loss_fn, loss_metric, acc_metric):
+    """Ignores the optimizer: SGD by hand, optimizer.iterations bumped to look right."""
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        grads = tape.gradient(loss, model.trainable_variables)
+        for variable, grad in zip(model.trainable_variables, grads):
+            variable.assign_sub(0.01 * grad)
+        optimizer.iterations.assign_add(1)
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return train_step
+
+
+def decoy_tape_and_other_update(model, optimizer, loss_fn, loss_metric, acc_metric):
+    """tape.gradient called, its result unused; the optimizer applies other gradients (of
+    half the loss, by a second tape)."""
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape(persistent=True) as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+            half = 0.5 * loss
+        tape.gradient(loss, model.trainable_variables)
+        other = tape.gradient(half, model.trainable_variables)
+        optimizer.apply_gradients(zip(other, model.trainable_variables))
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return train_step
+
+
+def apply_and_nudge(model, optimizer, loss_fn, loss_metric, acc_metric):
+    """The optimizer applies the tape's gradients, and an update by hand is applied beside."""
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        for variable, grad in zip(model.trainable_variables, grads):
+            variable.assign_sub(0.01 * grad)
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return train_step
+
+
+def step_with_apply(model, optimizer, loss_fn, loss_metric, acc_metric):
+    """Correct, written differently: Keras 3's optimizer.apply(grads, variables)."""
+    @tf.function(reduce_retracing=True)
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, logits := model(x, training=True))
+        optimizer.apply(tape.gradient(loss, model.trainable_variables), model.trainable_variables)
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return train_step
+
+
+def test_fit_rejects_steps_by_hand_with_iterations_bumped():
+    fails(checks.check_fit, _fit_with_step(steps_by_hand), "M21",
+          says="the optimizer fit was given did not make the updates")
+
+
+def test_fit_rejects_an_update_that_is_not_the_tapes_gradient():
+    for step in (decoy_tape_and_other_update, apply_and_nudge):
+        fails(checks.check_fit, _fit_with_step(step), "M21",
+              says="not what the optimizer given makes from the gradients of the loss")
+
+
+@pytest.mark.parametrize("factory", [make_train_step, step_with_apply])
+def test_fit_accepts_other_correct_spellings(factory, capsys):
+    checks.check_fit(_fit_with_step(factory))
+    assert "fit: 1 case passed" in capsys.readouterr().out
+
+
+def _forget_keras(model):
+    """Reset what Keras' compile()/fit() leave on a model."""
+    model.compiled = False
+    model.history = None
+    model.train_function = None
+    model.optimizer = None
+
+
+SAVED_FIT = tf.keras.Model.fit          # saved as a student would in an earlier cell
+
+
+def _trainer_dict():
+    """The class dict of the class that defines fit (Keras' TensorFlowTrainer)."""
+    return next(vars(k) for k in tf.keras.Model.__mro__ if "fit" in vars(k))
+
+
+def fit_through_saved_references(model, optimizer, train_ds, val_ds, epochs):
+    compile_ = next(vars(k)["compile"] for k in tf.keras.Model.__mro__ if "compile" in vars(k))
+    compile_(model, optimizer=optimizer,
+             loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+             metrics=[tf.keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+    fit_ = SAVED_FIT if epochs % 2 else _trainer_dict()["fit"]
+    history = fit_(model, train_ds, validation_data=val_ds, epochs=epochs, verbose=0).history
+    _forget_keras(model)
+    return {k: [float(v) for v in history[k]] for k in ("loss", "accuracy", "val_loss",
+                                                       "val_accuracy")}
+
+
+def test_keras_training_entry_points_are_wrapped_at_import():
+    for name in checks.KERAS_TRAINING:
+        assert getattr(getattr(tf.keras.Sequential, name), "_autograder_keras_entry", False), name
+
+
+def test_fit_rejects_keras_reached_through_saved_references():
+    fails(checks.check_fit, fit_through_saved_references, "M21",
+          says="not the custom training loop")
+
+
+def test_final_model_rejects_keras_reached_through_saved_references(digits):
+    splits, train_ds, val_ds = digits
+    tf.keras.utils.set_random_seed(0)
+    model = build_model()
+    fit_through_saved_references(model, tf.keras.optimizers.Adam(0.01), train_ds, val_ds, 3)
+    assert not model.compiled and model.history is None
+    fails(lambda m: checks.check_final_model(m, splits.x_val, splits.y_val), model,
+          "M21", says="not the custom training loop")

@@ -1,4 +1,5 @@
-"""utils.devices (device info, CPU vs GPU matmul timing) and utils.data (digits, tf.data)."""
+"""utils.devices (device info, CPU vs GPU matmul timing), utils.data (digits, tf.data) and
+utils.timing's spread-aware verdict."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -8,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 from utils import data, devices
+from utils.timing import spread_verdict
 
 needs_no_gpu = pytest.mark.skipif(devices.has_gpu(), reason="tests the machine without a GPU")
 needs_gpu = pytest.mark.skipif(not devices.has_gpu(), reason="needs a GPU")
@@ -132,3 +134,23 @@ def test_setup_ends_with_one_line_naming_tensorflow_and_its_device():
     line = ready_line()
     assert "\n" not in line and tf.__version__ in line
     assert "the CPU (" in line or "the GPU /GPU:0" in line
+
+
+# ------------------------------------------------------ utils: the spread-aware verdict
+def test_spread_verdict_says_about_as_fast_within_the_spread():
+    assert "about as fast" in spread_verdict([1.0, 1.8], [1.2, 1.3], "a", "b")
+    assert spread_verdict([1.0, 1.1], [3.0, 3.1], "a", "b") == "a ran 3.0x as fast as b"
+    assert spread_verdict([3.0, 3.1], [1.0, 1.1], "a", "b") == "b ran 3.0x as fast as a"
+    with pytest.raises(ValueError):
+        spread_verdict([], [1.0])
+
+
+def test_quiet_tensorflow_logs_sets_the_level_unless_one_is_chosen(monkeypatch):
+    from utils.notebook import CPP_MIN_LOG_LEVEL, quiet_tensorflow_logs
+    monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    quiet_tensorflow_logs()
+    import os
+    assert os.environ["TF_CPP_MIN_LOG_LEVEL"] == CPP_MIN_LOG_LEVEL
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "1")
+    quiet_tensorflow_logs()
+    assert os.environ["TF_CPP_MIN_LOG_LEVEL"] == "1"

@@ -100,3 +100,118 @@ def test_without_the_sandbox_the_new_files_of_the_notebooks_folder_are_read(tmp_
     GradingExecute(timeout=120, startup_timeout=300).preprocess(
         nb, {"metadata": {"path": str(tmp_path)}, "unique_key": "nb"})
     assert written.WRITTEN == {"out.txt": b"new"} and written.NOTES == []
+
+
+# A red team's routes (issue 29 item 1): the student's code rewrites what the kernel side of the
+# copy-back sees or answers. Each must cost only that student, with the limits holding on the host.
+FORGED_LONG_NAME = r'''
+import os
+_scandir, _open = os.scandir, os.open
+LONG = "\u4e00" * 90 + ".txt"      # 94 characters, 274 bytes in UTF-8: past a file name's 255
+open("real.txt", "w").write("payload")
+class _Entry:
+    def __init__(self, name): self.name = name
+    def stat(self, follow_symlinks=True): return os.stat("real.txt")
+class _Listing:
+    def __enter__(self): return iter([_Entry(LONG), _Entry("real.txt")])
+    def __exit__(self, *exc): return False
+os.scandir = lambda path=".": _Listing() if str(path) == os.getcwd() else _scandir(path)
+os.open = lambda path, *a, **k: _open("real.txt" if str(path).endswith(LONG) else path, *a, **k)
+x = 1
+'''
+FORGED_FLOOD = r'''
+import ast
+_shell = get_ipython()
+_user_expressions = _shell.user_expressions
+def _forge(expressions):
+    out = _user_expressions(expressions)
+    for key, source in expressions.items():
+        if "copying back the files" in source and "None, 0, 0," in source:
+            try:
+                addresses, _ = ast.literal_eval(out[key]["data"]["text/plain"])
+                out[key]["data"]["text/plain"] = repr((addresses, [(f"L{i:06d}", "link", 0)
+                                                                   for i in range(20000)]))
+            except Exception:
+                pass
+    return out
+_shell.user_expressions = _forge
+x = 1
+'''
+DRIP = r'''
+import os
+open("drip.txt", "wb").write(b"D" * 3000)
+_read, _lseek, _fresh = os.read, os.lseek, set()
+def _seek(fd, offset, how):
+    _fresh.add(fd)
+    return _lseek(fd, offset, how)
+def _one_byte(fd, n):                             # one byte per request, then "end of file"
+    if fd not in _fresh:
+        return b""
+    _fresh.discard(fd)
+    return _read(fd, 1)
+os.lseek, os.read = _seek, _one_byte
+x = 1
+'''
+BY_LOCATION = r'''
+import json
+empty = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+for name in ("zzz.ipynb", "conftest.py", "nbgrader_config.py", "jupyter_server_config.json"):
+    open(name, "w").write(json.dumps(empty))
+open("kept.txt", "w").write("kept")
+x = 1
+'''
+
+
+@pytest.fixture(scope="module")
+def attacked(tmp_path_factory):
+    if sandbox_problem():
+        pytest.skip(sandbox_problem())
+    course = make_course(tmp_path_factory.mktemp("course"), {A: [
+        cell("### BEGIN SOLUTION\nx = 1\n### END SOLUTION", "answer", answer=True),
+        cell("assert x == 1", "test_x", points=1),
+    ]})
+    notebook = released(course, [A], tmp_path_factory.mktemp("release"))[A]
+    submitted = tmp_path_factory.mktemp("class")
+    for student, answer in (("bob", FORGED_LONG_NAME), ("eve", FORGED_FLOOD), ("hank", DRIP),
+                            ("frank", BY_LOCATION), ("ada", "x = 1")):
+        (submitted / student / A).mkdir(parents=True)
+        nbformat.write(answered(notebook, {"answer": answer}), submitted / student / A / f"{A}.ipynb")
+    out = tmp_path_factory.mktemp("out")
+    proc, cells, _ = course_grade(submitted, out, course, feedback=True)
+    return proc, cells, out
+
+
+def test_a_forged_name_no_file_system_takes_costs_nothing_and_the_class_is_graded(attacked):
+    proc, cells, out = attacked
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    for student in ("bob", "eve", "hank", "frank", "ada"):
+        assert float(cells[student, "test_x"]["score"]) == 1.0, student   # x = 1 is right
+    folder = out / "autograded" / "bob" / A
+    assert (folder / "real.txt").read_text() == "payload"
+    assert "a name with characters the grader does not copy" in cells["bob", "test_x"]["notes"]
+    assert (out / "summary.txt").is_file() and (out / "grades.csv").is_file()
+
+
+def test_a_forged_listing_of_thousands_of_entries_leaves_a_few_notes(attacked):
+    _, cells, out = attacked
+    notes = cells["eve", "test_x"]["notes"]
+    assert len(notes) < 5000 and notes.count("a symbolic link") <= 10
+    assert "more files it wrote left out" in notes
+    assert (out / "scores_by_exercise.csv").stat().st_size < 200_000
+
+
+def test_a_kernel_that_answers_byte_by_byte_gets_its_file_left_out(attacked):
+    _, cells, out = attacked
+    assert not (out / "autograded" / "hank" / A / "drip.txt").exists()
+    assert "left out 'drip.txt', a file it wrote (it could not be read whole" in cells["hank", "test_x"]["notes"]
+
+
+def test_notebooks_python_and_config_files_are_not_copied_and_feedback_is_written(attacked):
+    proc, cells, out = attacked
+    folder = out / "autograded" / "frank" / A
+    assert (folder / "kept.txt").read_text() == "kept"
+    for name in ("zzz.ipynb", "conftest.py", "nbgrader_config.py", "jupyter_server_config.json"):
+        assert not (folder / name).exists()
+        assert f"left out '{name}', a file it wrote (a kind of file that acts by where it lies" \
+            in cells["frank", "test_x"]["notes"]
+    assert list((out / "feedback" / "frank" / A).glob("*.html")), proc.stdout[-3000:]

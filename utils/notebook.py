@@ -14,14 +14,40 @@ def fast_mode() -> bool:
     return os.environ.get("WORKBOOK_FAST", "0") not in ("", "0")
 
 
+#: TensorFlow's C++ log level for the notebooks: 3 keeps FATAL only (INFO "I0000", WARNING and
+#: ERROR "E0000" lines are dropped). TensorFlow reads it once, when its C++ library loads.
+CPP_MIN_LOG_LEVEL = "3"
+
+
+def quiet_tensorflow_logs() -> None:
+    """Silence TensorFlow's log before TensorFlow is imported.
+
+    Sets ``TF_CPP_MIN_LOG_LEVEL`` (unless the environment already chose a level): TensorFlow's
+    C++ library reads it once, when it loads, so set after ``import tensorflow`` it silences
+    nothing and lines such as ``I0000 ... MLIR V1 optimization pass is not enabled`` reach a
+    notebook's stderr. Also sets Python's absl logger (which Keras and TensorFlow's Python code
+    log through) to ERROR, when absl is installed. Does not import TensorFlow; safe to call more
+    than once.
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", CPP_MIN_LOG_LEVEL)
+    try:
+        from absl import logging as absl_logging
+    except ImportError:  # absl comes with TensorFlow; without it there is nothing to quiet
+        return
+    absl_logging.set_verbosity(absl_logging.ERROR)
+    absl_logging.set_stderrthreshold("error")
+
+
 def import_tensorflow_quietly() -> None:
     """Import TensorFlow (and start its devices) with file descriptor 2 sent to /dev/null.
 
-    TensorFlow 2.21 writes its C++ start-up log (absl's "All log messages before
+    First :func:`quiet_tensorflow_logs` (the C++ log level must be set before TensorFlow loads).
+    TensorFlow 2.21 also writes part of its C++ start-up log (absl's "All log messages before
     absl::InitializeLog()", oneDNN and CPU feature notices, CUDA probing errors) straight to the
     process's stderr, where no environment variable silences it; in a notebook it shows as a red
     block that alarms students. Python exceptions still raise as usual.
     """
+    quiet_tensorflow_logs()
     if os.environ.get("WORKBOOK_WARM_TEMPLATE"):
         # The grader's warm-kernel template imports TensorFlow here but must
         # not start its runtime: each kernel forked from it starts its own, as below.
@@ -55,7 +81,7 @@ def setup_notebook(seed: int = 0, deterministic: bool = False) -> None:
     Prints :func:`ready_line`, so the first cell, which waits for TensorFlow's import, ends with a
     sign of life.
     """
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    quiet_tensorflow_logs()  # in effect only if TensorFlow is not imported yet: utils does it
     import tensorflow as tf
 
     tf.get_logger().setLevel("ERROR")

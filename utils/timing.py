@@ -160,3 +160,45 @@ def plot_timings(*comparisons: Comparison, ax=None):
     ax.legend()
     ax.figure.tight_layout()
     return ax
+
+
+#: The smallest ratio the verdicts call a difference: below it, two ways are "about as fast"
+#: even when their repeats agree closely (a shared machine's noise is larger than it looks).
+NOISE_FLOOR = 1.3
+
+
+def spread(times_s: list[float]) -> float:
+    """How much the repeats of one way varied: slowest / fastest (1.0 for one repeat)."""
+    return max(times_s) / min(times_s)
+
+
+def spread_verdict(first_s: list[float], second_s: list[float], first: str = "the first",
+                   second: str = "the second", floor: float = NOISE_FLOOR) -> str:
+    """A timing claim that holds whichever way a noisy measurement falls, as notebook 03 teaches.
+
+    Compares the fastest repeat of each way (the fastest shows what the work costs; the slower
+    ones also measure other jobs of the machine) against the spread of the repeats: a ratio
+    inside ``max(floor, spread(first_s), spread(second_s))`` is no difference.
+
+    Args:
+        first_s, second_s: seconds of each repeat of each way (non-empty lists of positive
+            floats).
+        first, second: how the sentence names the two ways.
+        floor: the smallest ratio ever called a difference.
+    Returns:
+        One sentence: ``"<first> ran 2.1x as fast as <second>"``, the same the other way round,
+        or ``"<first> and <second> ran about as fast (<first>/<second> = 1.08, within the 1.9x
+        spread of the repeats)"``.
+    Raises:
+        ValueError: an empty list, or a time that is not positive.
+    """
+    if not first_s or not second_s or min(first_s) <= 0 or min(second_s) <= 0:
+        raise ValueError("spread_verdict needs positive times for both ways")
+    ratio = min(second_s) / min(first_s)  # > 1: the first way is faster
+    noise = max(floor, spread(first_s), spread(second_s))
+    if ratio > noise:
+        return f"{first} ran {ratio:.1f}x as fast as {second}"
+    if ratio < 1 / noise:
+        return f"{second} ran {1 / ratio:.1f}x as fast as {first}"
+    return (f"{first} and {second} ran about as fast ({second} / {first} = {ratio:.2f}, within "
+            f"the {noise:.1f}x spread of the repeats)")

@@ -5,14 +5,18 @@ Every check is in two halves (:mod:`autograder.checks.judge`): a kernel half her
 plain data; the grader half in :mod:`autograder.checks.judge.control_flow` computes the
 reference from plain Python and NumPy and decides. The visible ``check_<name>`` runs both.
 
-Every decorated function is called as a graph, more than once, on inputs that reach every branch
-(and loops that run zero, one and many times), and once more on a probe derived from the case;
+The prediction (``check_predict_draft``) is graded as 07's are
+(:mod:`autograder.checks.pitfalls`): the kernel half passes the values on. Every decorated
+function is called as a graph, more than once, on inputs that reach every branch (and loops
+that run zero, one and many times), and once more on a probe derived from the case;
 ``tf.print`` output is captured at the file-descriptor level and sent as counts of lines; the
 op types of a graph (loop and branch bodies included) are sent as names; trace counts as
 numbers; string results as bytes (a ``tf.string`` tensor gives ``bytes`` in NumPy), compared as
 text by the grader.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import tensorflow as tf
@@ -21,13 +25,32 @@ from . import kernel_entry  # noqa: F401  (the grader's way into a grading kerne
 from .capture import capture_output
 from .graphs import (graph_evidence, graph_op_types, graph_ops, printed_count,
                      snapshot, tracing_count)
+from .compare import CheckFailed
 from .harness import call, exercise_check, require_tf_function
-from .judge.control_flow import (classify_reference, count_word_probe, fizzbuzz_reference,
-                                 sum_even_probe, tanh_probe)
+from .judge.control_flow import (NOT_UTF8, classify_reference, count_word_probe,
+                                 count_word_text_probe, fizzbuzz_reference, sum_even_probe,
+                                 tanh_probe)
+from .pitfalls import collect_prediction
 
-__all__ = ["check_classify", "classify_reference", "check_tanh_loop", "check_fizzbuzz",
-           "check_count_word", "check_sum_even", "fizzbuzz_reference", "graph_op_types",
-           "text_observation"]
+__all__ = ["check_predict_draft", "check_classify", "classify_reference", "check_tanh_loop",
+           "check_fizzbuzz", "check_count_word", "check_sum_even", "fizzbuzz_reference",
+           "graph_op_types", "text_observation", "written_text"]
+
+#: AutoGraph's errors for a variable set on one path of a tensor `if` only (M36) and for a loop
+#: variable whose shape or dtype changes from one iteration to the next (M37), TF 2.21.
+ONE_BRANCH = re.compile(r"must also be initialized in the (if|else|main) branch")
+LOOP_VARIABLE = re.compile(r"has (shape|dtype) .{0,200} before the loop, but (shape|dtype)")
+#: Digits inside a string constant: numbers written in advance.
+DIGITS = re.compile(rb"[0-9]+")
+
+
+def _autograph_error(pattern, mistake: str, code: str, cause: str, fix: str):
+    """An ``explain=`` detector for :func:`harness.call`: raises CheckFailed(mistake, code)
+    when the exception's message matches ``pattern`` (AutoGraph's own words); else None."""
+    def explain(error):
+        if pattern.search(str(error)):
+            raise CheckFailed(cause, mistake, fix, code=code) from None
+    return explain
 
 
 def text_observation(value) -> dict:
@@ -41,6 +64,20 @@ def text_observation(value) -> dict:
     kind = f"a {value.dtype.name} tensor" if tf.is_tensor(value) else \
         f"{type(value).__name__} {value!r}"
     return {"string": False, "value": None, "kind": kind[:80]}
+
+
+def collect_predict_draft(*predicted, case, ctx):
+    """Kernel half of ``check_predict_draft(predicted_runs)``: the prediction's value, as it is
+    (:func:`autograder.checks.pitfalls.collect_prediction`; the judge checks it is a list of
+    three bools written down).
+
+    Returns:
+        ``{"values": [predicted_runs]}``.
+    """
+    return collect_prediction(*predicted, case=case, ctx=ctx)
+
+
+check_predict_draft = exercise_check("check_predict_draft", collect_predict_draft)
 
 
 def collect_classify(fn, case, ctx):
@@ -57,15 +94,23 @@ def collect_classify(fn, case, ctx):
         ``{"results": [two text observations], "op_types": [...], "output_ops": [...],
         "autograph_if": bool}`` (output_ops: the op types the returned word is computed from).
     Raises:
-        CheckFailed: M09 if the ``if`` cannot run in the graph (``autograph=False``); M18 for
-            jit_compile=True; not_tf_function.
+        CheckFailed: M36 for the draft's word set on two of the three paths only (AutoGraph's
+            "must also be initialized in the else branch"); M09 if the ``if`` cannot run in
+            the graph (``autograph=False``); M18 for jit_compile=True; not_tf_function.
     """
     __tracebackhide__ = True
     require_tf_function(fn, ctx.exercise)
     x = float(case)
-    got = [text_observation(call(fn, tf.constant(x, tf.float32), what=ctx.what))
-           for _ in range(2)]
-    ops = call(graph_ops, fn, tf.TensorSpec([], tf.float32), what=ctx.what)
+    explain = _autograph_error(
+        ONE_BRANCH, "M36", "one_branch",
+        f"{ctx.what} raised ValueError while TensorFlow traced it: the word is set on two "
+        f"of the three paths only. A tensor `if` becomes a tf.cond, which traces every "
+        f"branch whatever x is, so a name read after it must be set on every path.",
+        "set the word in an `else:` branch too (`else: word = \"zero\"`), or return from "
+        "each branch.")
+    got = [text_observation(call(fn, tf.constant(x, tf.float32), what=ctx.what,
+                                 explain=explain)) for _ in range(2)]
+    ops = call(graph_ops, fn, tf.TensorSpec([], tf.float32), what=ctx.what, explain=explain)
     try:
         code = tf.autograph.to_code(fn.python_function)
     except Exception:  # no source (a lambda in a string, a builtin): nothing converted
@@ -78,35 +123,51 @@ check_classify = exercise_check("check_classify", collect_classify)
 
 def collect_tanh_loop(fn, case, ctx):
     """Kernel half of ``check_tanh_loop``: ``tanh_loop(x)`` is a ``tf.function`` that, while
-    ``tf.reduce_sum(x) > 1``, applies ``x = tf.tanh(x)`` and ``tf.print``s x, then returns x.
-    Idea graded: the loop runs in the graph (a While op), printing on each iteration.
+    ``tf.reduce_sum(x) > 1``, applies ``x = tf.tanh(x)`` and ``tf.print``s x, and returns the
+    float32 history of x, shape (steps + 1, n): x before the loop, then after each step (the
+    draft's loop variable that grows, fixed). Idea graded: the loop runs in the graph (a While
+    op), printing on each iteration, for any number of iterations.
 
     The check calls ``fn`` twice on the float32 vector, capturing the output of each call at
     the file-descriptor level and counting its non-empty lines; counts the traces the second
-    call makes; calls ``fn`` on a probe of the same shape (output discarded); counts the lines a
-    fresh copy prints while it traces (a Python print) and reads the graph's op types.
+    call makes; calls ``fn`` on a probe of the same shape that runs more iterations (output
+    discarded); counts the lines a fresh copy prints while it traces (a Python print) and
+    reads the graph's op types.
 
     Returns:
         ``{"results", "lines", "retraced", "probe", "trace_lines", "op_types",
-        "output_ops"}`` (output_ops: the op types the returned x is computed from).
+        "output_ops"}`` (output_ops: the op types the returned history is computed from).
+    Raises:
+        CheckFailed: M37 for the draft's history that grows as a plain loop variable
+            (AutoGraph's "has shape ... before the loop, but shape ... after one iteration").
     """
     __tracebackhide__ = True
     require_tf_function(fn, ctx.exercise)
     values = np.asarray(case, np.float32)
     spec = tf.TensorSpec(values.shape, tf.float32)
+    explain = _autograph_error(
+        LOOP_VARIABLE, "M37", "loop_shape",
+        f"{ctx.what} raised ValueError while TensorFlow traced it: the history is a loop "
+        f"variable whose shape changes from one iteration to the next (one more row each "
+        f"time). tf.while_loop needs every loop variable to keep its shape and dtype unless "
+        f"told otherwise.",
+        "collect the rows in a tf.TensorArray (ta = ta.write(i, x), then ta.stack()), or "
+        "declare the changing shape with tf.autograph.experimental.set_loop_options("
+        "shape_invariants=[(history, tf.TensorShape([None, None]))]) as the loop's first line.")
     got, lines, traces = [], [], []
     for _ in range(2):
         with capture_output() as out:
-            got.append(call(fn, tf.constant(values), what=ctx.what))
+            got.append(call(fn, tf.constant(values), what=ctx.what, explain=explain))
         lines.append(printed_count(out))
         traces.append(tracing_count(fn))
     with capture_output():
         probe = call(fn, tf.constant(np.asarray(tanh_probe(case), np.float32)),
-                             what=ctx.what)
+                     what=ctx.what, explain=explain)
     with capture_output() as traced:
-        call(tf.function(fn.python_function).get_concrete_function, spec, what=ctx.what)
+        call(tf.function(fn.python_function).get_concrete_function, spec, what=ctx.what,
+             explain=explain)
     with capture_output():
-        ops = call(graph_ops, fn, spec, what=ctx.what)
+        ops = call(graph_ops, fn, spec, what=ctx.what, explain=explain)
     return {"results": got, "lines": lines, "retraced": traces[1] - traces[0], "probe": probe,
             "trace_lines": printed_count(traced), **ops}
 
@@ -123,12 +184,13 @@ def collect_fizzbuzz(fn, case, ctx):
     The check calls ``fn`` twice with ``tf.constant(n)`` and once with ``tf.constant(n + 1)``,
     counts the traces these calls made, and reads the graph for an int32 scalar
     (:func:`~autograder.checks.graphs.graph_evidence`: op types, the largest constant or
-    captured tensor, its numeral strings).
+    captured tensor, its numeral strings; :func:`written_text`: the text it holds, counted in
+    bytes, and the numbers written inside it).
 
     Returns:
         ``{"results": [two text observations], "probe": text observation, "traces",
         "op_types", "largest_constant", "numeral_strings", "captured_resources",
-        "output_ops"}``.
+        "output_ops", "text_bytes", "text_numbers"}``.
     """
     __tracebackhide__ = True
     require_tf_function(fn, ctx.exercise)
@@ -138,7 +200,41 @@ def collect_fizzbuzz(fn, case, ctx):
     probe = text_observation(call(fn, tf.constant(n + 1), what=ctx.what))
     traces = tracing_count(fn) - before
     evidence = call(graph_evidence, fn, tf.TensorSpec([], tf.int32), what=ctx.what)
-    return {"results": got, "probe": probe, "traces": traces, **evidence}
+    text = call(written_text, fn, tf.TensorSpec([], tf.int32), what=ctx.what)
+    return {"results": got, "probe": probe, "traces": traces, **evidence, **text}
+
+
+def written_text(fn, *input_signature) -> dict:
+    """The text a graph of ``fn`` holds written in advance, counted in bytes, not elements
+    (one long string of words is as long as its characters): the bytes of every string
+    constant of the graph for ``input_signature`` and of the functions it calls, of the string
+    tensors and variables it captures, and of the string attributes of its ops (a
+    ``tf.strings.format`` template; TensorFlow's own ``_``-prefixed ones left out).
+
+    Returns:
+        ``{"text_bytes": int, "text_numbers": int}``: the bytes, and how many runs of digits
+        the string constants and captured strings hold (numbers written in advance).
+    """
+    concrete = fn.get_concrete_function(*input_signature)
+    graph_def = concrete.graph.as_graph_def()
+    nodes = list(graph_def.node)
+    for function in graph_def.library.function:
+        nodes.extend(function.node_def)
+    strings = []
+    for node in nodes:
+        if node.op == "Const":
+            strings.extend(node.attr["value"].tensor.string_val)
+    held = [t for t in concrete.captured_inputs if t.dtype == tf.string]
+    held += [v for v in concrete.variables if v.dtype == tf.string]
+    for tensor in held:
+        try:
+            strings.extend(bytes(s) for s in np.asarray(tensor.numpy(), object).reshape(-1))
+        except Exception:  # a symbolic capture of an outer graph: no value to read
+            continue
+    attributes = [value for node in nodes for key, attr in node.attr.items()
+                  if not key.startswith("_") for value in (attr.s, *attr.list.s)]
+    return {"text_bytes": sum(len(s) for s in strings + attributes),
+            "text_numbers": sum(len(DIGITS.findall(s)) for s in strings)}
 
 
 check_fizzbuzz = exercise_check("check_fizzbuzz", collect_fizzbuzz)
@@ -150,18 +246,33 @@ def collect_count_word(fn, case, ctx):
     Python ``int``. Idea graded: the bytes of a tf.string tensor are decoded (or the word
     encoded) before they are compared, and the count follows the labels.
 
-    The check calls ``fn`` (eager, not decorated) on the case and on a probe with the word once
-    more (:func:`~autograder.checks.judge.control_flow.count_word_probe`).
+    The check calls ``fn`` (eager, not decorated) on the case, on a probe with the word once
+    more (:func:`~autograder.checks.judge.control_flow.count_word_probe`) and on the case
+    written with an accent and a quote in every entry and in the word
+    (:func:`~autograder.checks.judge.control_flow.count_word_text_probe`): there ``str(b)`` and
+    ``repr(b)`` of the bytes differ from the text, so only decoding (or comparing bytes)
+    counts right.
 
     Returns:
-        ``{"result", "probe"}``: what ``fn`` returned.
+        ``{"result", "probe", "text_probe"}``: what ``fn`` returned.
+    Raises:
+        CheckFailed: M35 for a UnicodeError (the bytes decoded as ASCII, not UTF-8).
     """
     __tracebackhide__ = True
     labels, word = case
-    got = call(fn, tf.constant(list(labels), tf.string), word, what=ctx.what)
+
+    def not_utf8(error):  # M35: the bytes decoded as ASCII (numpy's astype(str), ...)
+        if isinstance(error, UnicodeError):
+            raise CheckFailed(NOT_UTF8[0].format(what=ctx.what), "M35", NOT_UTF8[1],
+                              code="not_utf8") from None
+
+    got = call(fn, tf.constant(list(labels), tf.string), word, what=ctx.what, explain=not_utf8)
     probe = call(fn, tf.constant(count_word_probe(labels, word), tf.string), word,
-                         what=ctx.what)
-    return {"result": snapshot(got), "probe": snapshot(probe)}
+                 what=ctx.what, explain=not_utf8)
+    text_labels, text_word = count_word_text_probe(labels, word)
+    text = call(fn, tf.constant(text_labels, tf.string), text_word, what=ctx.what,
+                explain=not_utf8)
+    return {"result": snapshot(got), "probe": snapshot(probe), "text_probe": snapshot(text)}
 
 
 check_count_word = exercise_check("check_count_word", collect_count_word)
@@ -190,7 +301,7 @@ def collect_sum_even(fn, case, ctx):
         got.append(call(fn, tf.constant(items, tf.int32), what=ctx.what))
         traces.append(tracing_count(fn))
     probe = call(fn, tf.constant(np.asarray(sum_even_probe(case), np.int32)),
-                         what=ctx.what)
+                 what=ctx.what)
     ops = call(graph_ops, fn, tf.TensorSpec([None], tf.int32),
                what=f"{ctx.exercise} traced for a vector of unknown length")
     return {"results": got, "retraced": traces[1] - traces[0], "probe": probe, **ops}

@@ -17,6 +17,14 @@ only show in graph mode, which is why the checks never settle for one eager call
 function is kept between calls. Besides its inputs, each case also calls the student's code on a
 probe derived from it (:func:`autograder.checks.judge.graphs.nearby`, ...): an answer worked out
 by hand is right on the case and wrong there (M21).
+
+03's notebook grades three predictions (``check_predict_if_error``, ``check_predict_retraces``,
+``check_predict_prints``: the values the student wrote before the cell that shows the answer,
+which :func:`show_prediction` holds back until they exist; judged as 07's predictions are) and
+five find-and-fix exercises (``square_if_positive``, ``log_cosh``, ``make_celsius_to_fahrenheit``,
+``noisy_square``, ``Accumulator``). ``check_grad_through`` is no longer graded by a notebook
+(03's ``grad_through`` was a copy of the cell above it); it stays for the tests that use it, and
+no hidden case of any notebook uses :data:`GRAD_FUNCTIONS`.
 """
 from __future__ import annotations
 
@@ -34,7 +42,8 @@ from .harness import (GradientRecord, call, diagnose, exercise_check, is_tf_func
 from .judge.graphs import NUMPY_IN_GRAPH, celsius_inputs, grad_function_spec, nearby
 
 __all__ = [
-    "check_square_if_positive", "check_noisy_square", "check_accumulator",
+    "check_predict_if_error", "check_predict_retraces", "check_predict_prints", "check_log_cosh",
+    "show_prediction", "check_square_if_positive", "check_noisy_square", "check_accumulator",
     "check_make_celsius_to_fahrenheit", "check_grad_through", "GRAD_FUNCTIONS",
     "is_tf_function", "require_tf_function", "tracing_count", "graph_op_types", "printed_lines",
     "printed_count", "graph_evidence", "all_op_types", "recording_autodiff", "call",
@@ -224,6 +233,62 @@ def snapshot(value):
     return value
 
 
+# --------------------------------------------------------------------------- 03 predictions
+
+def show_prediction(namespace, *names: str) -> None:
+    """What a cell that reveals an answer runs first: it refuses until the student has written
+    each prediction, then prints what was predicted.
+
+    Args:
+        namespace: the notebook's globals (``globals()``).
+        names: the prediction variables' names (``"predicted_if_error"``).
+    Raises:
+        CheckFailed: a name is not set yet (the prediction cell not written or not run).
+    """
+    __tracebackhide__ = True
+    missing = [name for name in names if name not in namespace]
+    if missing:
+        raise CheckFailed(f"This cell shows the answer, so it waits for your prediction: "
+                          f"{', '.join(missing)} is not set yet.", None,
+                          f"write `{missing[0]} = ...` in the prediction cell above, run it, "
+                          f"then run this cell.")
+    print("you predicted:", ", ".join(f"{name} = {namespace[name]!r}" for name in names))
+
+
+def collect_error_prediction(predicted, case, ctx):
+    """Kernel half of ``check_predict_if_error(predicted_if_error)``: the prediction, an
+    exception class's name (a class or an instance of one is sent as its ``__name__``), a
+    string (its first 101 characters), or None; anything else as the number 0, which the judge
+    refuses as not a name.
+
+    Returns:
+        ``{"values": [name or None]}``.
+    """
+    if isinstance(predicted, type) and issubclass(predicted, BaseException):
+        predicted = predicted.__name__
+    elif isinstance(predicted, BaseException):
+        predicted = type(predicted).__name__
+    elif predicted is not None and not isinstance(predicted, str):
+        return {"values": [0]}
+    return {"values": [predicted if predicted is None else str(predicted)[:101]]}
+
+
+def collect_prediction(*predicted, case, ctx):
+    """Kernel half of ``check_predict_retraces`` and ``check_predict_prints``: the prediction
+    variables' values as they are (the judge checks they are plain Python values), as 07's
+    :func:`autograder.checks.pitfalls.collect_prediction` sends them.
+
+    Returns:
+        ``{"values": [each predicted value]}``.
+    """
+    return {"values": list(predicted)}
+
+
+check_predict_if_error = exercise_check("check_predict_if_error", collect_error_prediction)
+check_predict_retraces = exercise_check("check_predict_retraces", collect_prediction)
+check_predict_prints = exercise_check("check_predict_prints", collect_prediction)
+
+
 # --------------------------------------------------------------------------- 03 checks
 
 def collect_square_if_positive(fn, case, ctx):
@@ -267,7 +332,9 @@ def collect_noisy_square(fn, case, ctx):
     Output is captured, never shown.
 
     Returns:
-        ``{"results", "probe", "lines", "trace_lines", "op_types"}``.
+        ``{"results", "probe", "lines", "symbolic_lines", "trace_lines", "op_types"}``
+        (symbolic_lines: how many captured lines show a symbolic tensor, ``Tensor("...``,
+        as an f-string of x in tf.print does; a count, never the text).
     Raises:
         CheckFailed: M18 for jit_compile=True; M16 (code ``numpy_in_graph``) for .numpy() or
             NumPy inside it, with this exercise's fix (tf.print); not_tf_function.
@@ -293,11 +360,45 @@ def collect_noisy_square(fn, case, ctx):
              explain=numpy_in_graph)
     with capture_output():
         ops = all_op_types(fn, spec)
+    symbolic = sum('Tensor("' in line for line in out.lines())  # M31: an f-string of x
     return {"results": got, "probe": probe, "lines": printed_count(out, x),
+            "symbolic_lines": symbolic,
             "trace_lines": printed_count(traced), "op_types": ops}
 
 
 check_noisy_square = exercise_check("check_noisy_square", collect_noisy_square)
+
+
+def collect_log_cosh(fn, case, ctx):
+    """Kernel half of ``check_log_cosh``: ``log_cosh(x)`` is a ``tf.function`` computing
+    log(cosh(x)) elementwise, through which a gradient flows. Idea graded: the gradient flows
+    through a tf.function only through TensorFlow ops.
+
+    A case is a (nested) list of floats: ``fn`` is called as a graph on it as a float32 tensor
+    inside a ``tf.GradientTape`` that watches it, and the tape's gradient of the result (of its
+    sum) is taken; the op types of its graph for that shape are read.
+
+    Returns:
+        ``{"result": array, "gradient": array or None, "op_types": [...], "output_ops":
+        [...]}``.
+    Raises:
+        CheckFailed: M16 for .numpy() or NumPy on the graph's tensor (harness.call);
+            not_tf_function when ``fn`` is not a tf.function.
+    """
+    __tracebackhide__ = True
+    require_tf_function(fn, ctx.exercise)
+    x = tf.constant(np.asarray(case, np.float32))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        got = call(fn, x, what=ctx.what)
+    gradient = None
+    if isinstance(got, tf.Tensor) and got.dtype.is_floating:
+        gradient = call(tape.gradient, got, x, what=f"the gradient of {ctx.what}")
+    return {"result": got, "gradient": gradient,
+            **graph_ops(fn, tf.TensorSpec(x.shape, tf.float32))}
+
+
+check_log_cosh = exercise_check("check_log_cosh", collect_log_cosh)
 
 
 def collect_accumulator(cls, case, ctx):
@@ -379,7 +480,9 @@ check_make_celsius_to_fahrenheit = exercise_check("check_make_celsius_to_fahrenh
 
 
 # Functions f of check_grad_through, by name (their derivatives are the grader's, in
-# autograder.checks.judge.graphs). The check wraps each in a new tf.function per case: a traced
+# autograder.checks.judge.graphs). No notebook grades grad_through any more (issue 27), so none
+# of them is hidden material; a new hidden function would travel as source text
+# (compare.function_from_source), never here. The check wraps each in a new tf.function per case: a traced
 # function kept from one call to the next would remember the variables of the first call (a
 # student may pass f a tf.Variable of their own). Hidden cases may also give a polynomial by
 # its coefficients, {"coefficients": [a0, a1, ...]}: a function no student has seen.

@@ -11,9 +11,11 @@ One way in for all check modules:
   into a named mistake, one detector per cause (:data:`DETECTORS`). An unanswered exercise
   (the release's ``raise NotImplementedError()``, :func:`is_not_answered`; TensorFlow's own
   NotImplementedError is M16) gets the same message in every assignment.
-- :func:`recording_gradients` records every tape call that asks for a gradient (``gradient``,
-  ``jacobian``, ``batch_jacobian``), through :func:`wrapping_tape_calls`, which every check
-  module's recorder uses.
+- :func:`recording_autodiff` is the one recorder of autodiff evidence: every tape call that asks
+  for a derivative (``gradient``, ``jacobian``, ``batch_jacobian``) and every
+  ``ForwardAccumulator.jvp``, with which value each produced, of which target, on which tape
+  (:class:`GradientRecord`); :func:`recording_gradients` is its reverse-mode part. Both rest on
+  :func:`wrapping_autodiff_calls`.
 - :func:`explain_missing_gradient` finds why a gradient is None by experiment: it runs the
   student's code again on a fresh problem, traced as a graph, records what ``tape.gradient`` was
   asked for, and walks the graph from that target back to the weights: a ``StopGradient`` (M13),
@@ -42,7 +44,8 @@ from .compare import CheckFailed, passed
 __all__ = ["check", "call", "graph_mode", "explain_missing_gradient", "is_tf_function",
            "require_tf_function", "diagnose", "DETECTORS", "NOT_ANSWERED", "exercise_check",
            "COLLECTORS", "recording_gradients", "GradientRecord", "is_decoy",
-           "wrapping_tape_calls", "TAPE_METHODS", "is_not_answered"]
+           "wrapping_tape_calls", "TAPE_METHODS", "is_not_answered", "recording_autodiff",
+           "wrapping_autodiff_calls", "AUTODIFF_METHODS", "AutodiffCall"]
 
 NOT_ANSWERED = ("not written yet: it raises NotImplementedError.",
                 "replace `raise NotImplementedError()` in the exercise cell with your code, run "
@@ -145,13 +148,87 @@ def exercise_check(check_name: str, collect):
     return run_check
 
 
+#: The largest target (entries) whose value an :class:`AutodiffCall` keeps.
+MAX_TARGET_SIZE = 4096
+
+
+def _values(value):
+    """``value`` (a tensor, variable, array or number) as a float64 array; None for what has
+    no value (a symbolic tensor, None, an object of the student's)."""
+    if value is None:
+        return None
+    try:
+        return np.asarray(value.numpy() if hasattr(value, "numpy") else value, dtype=np.float64)
+    except Exception:  # a symbolic tensor, or anything a student returned
+        return None
+
+
+def _same_values(got: np.ndarray, want) -> bool:
+    return (want is not None and want.shape == got.shape
+            and bool(np.allclose(want, got, rtol=1e-6, atol=1e-7)))
+
+
+class AutodiffCall:
+    """One automatic differentiation a block ran (:func:`recording_autodiff`).
+
+    Attributes:
+        method: ``"gradient"``, ``"jacobian"``, ``"batch_jacobian"`` (a GradientTape's) or
+            ``"jvp"`` (a ``tf.autodiff.ForwardAccumulator``'s: forward mode).
+        tape: the GradientTape or ForwardAccumulator asked.
+        target: what was differentiated (a tape's target; the primal output given to jvp).
+        sources: the tape call's sources; None for jvp (its sources are the accumulator's).
+        results: the tensors it returned (nested lists flattened, None left out).
+        target_value: the target's value when the call was made, as float64 (one tensor of
+            at most :data:`MAX_TARGET_SIZE` entries, else None): which function was
+            differentiated.
+    """
+
+    def __init__(self, method, tape, target, sources, result):
+        self.method, self.tape, self.target, self.sources = method, tape, target, sources
+        self.flat_sources = [] if sources is None else tf.nest.flatten(sources)
+        self.flat_results = tf.nest.flatten(result)
+        self.results = [r for r in self.flat_results if r is not None]
+        flat = tf.nest.flatten(target)
+        self.target_value = None
+        try:
+            if len(flat) == 1 and int(np.prod(flat[0].shape)) <= MAX_TARGET_SIZE:
+                self.target_value = _values(flat[0])
+        except Exception:  # a target without a shape: an object of the student's
+            pass
+
+    @property
+    def forward(self) -> bool:
+        """Whether this is forward-mode autodiff (``ForwardAccumulator.jvp``)."""
+        return self.method == "jvp"
+
+    def gradient_of(self, variable):
+        """What this call returned for ``variable`` (a source of it, by identity), or None."""
+        if len(self.flat_sources) != len(self.flat_results):
+            return None
+        for source, result in zip(self.flat_sources, self.flat_results):
+            if source is variable and result is not None:
+                return result
+        return None
+
+
 class GradientRecord:
-    """What tape calls (``gradient``, ``jacobian``, ``batch_jacobian``) produced while a block
-    ran (:func:`recording_gradients`): ``calls`` is a list of ``(tape, target, sources,
-    result)``."""
+    """The automatic differentiation a block ran (:func:`recording_autodiff`, or
+    :func:`recording_gradients` for reverse mode only): ``events`` is a list of
+    :class:`AutodiffCall` in call order; ``calls`` the same as ``(tape, target, sources,
+    result)`` tuples (a jvp's: ``(accumulator, primals, None, result)``), ``methods`` their
+    method names; ``graph_gradients`` counts ``tf.gradients`` calls."""
 
     def __init__(self):
         self.calls: list = []
+        self.methods: list = []
+        self.events: list = []
+        self.graph_gradients = 0
+
+    def add(self, method, tape, target, sources, result) -> None:
+        """Record one call (the recorders' ``on_call``)."""
+        self.calls.append((tape, target, sources, result))
+        self.methods.append(method)
+        self.events.append(AutodiffCall(method, tape, target, sources, result))
 
     def results(self) -> list:
         """Every tensor a gradient call returned (nested lists flattened, None left out)."""
@@ -186,6 +263,63 @@ class GradientRecord:
                 seen.append(tape)
         return seen
 
+    def producers(self, value) -> list:
+        """The :class:`AutodiffCall` s that returned ``value``: the same object, or else a
+        tensor of equal shape and values (a copy, ``tf.identity``, ``.numpy()``)."""
+        if value is None:
+            return []
+        same = [c for c in self.events if any(r is value for r in c.results)]
+        if same:
+            return same
+        got = _values(value)
+        if got is None:
+            return []
+        return [c for c in self.events if any(_same_values(got, _values(r)) for r in c.results)]
+
+    def derived(self, call: AutodiffCall) -> bool:
+        """Whether ``call`` differentiated what an earlier call returned: its target is such a
+        result (the same object, equal values, or entries of it: ``g[i]``), as a second
+        derivative's call does."""
+        earlier = self.events[:self.events.index(call)]
+        targets = tf.nest.flatten(call.target)
+        return bool(targets) and all(self._derived(t, earlier) for t in targets)
+
+    @staticmethod
+    def _derived(target, earlier) -> bool:
+        if any(r is target for c in earlier for r in c.results):
+            return True
+        got = _values(target)
+        if got is None:
+            return False
+        for c in earlier:
+            for result in c.results:
+                want = _values(result)
+                if want is None:
+                    continue
+                if _same_values(got, want):
+                    return True
+                if 0 < got.size <= want.size and all(
+                        np.isclose(want.ravel(), v, rtol=1e-6, atol=1e-7).any()
+                        for v in got.ravel()):
+                    return True
+        return False
+
+    def gradients_of(self, variable) -> list:
+        """Every value the calls returned for ``variable`` (a source, by identity), in order."""
+        found = [c.gradient_of(variable) for c in self.events]
+        return [g for g in found if g is not None]
+
+    def largest_result(self) -> int:
+        """The most entries any recorded call returned in one tensor (0 when none has a
+        shape): a full Jacobian or Hessian of n inputs has n * n."""
+        sizes = [0]
+        for result in self.results():
+            try:
+                sizes.append(int(np.prod(result.shape)))
+            except Exception:  # a result of unknown shape
+                continue
+        return max(sizes)
+
 
 def is_decoy(target, sources, args=(), kwargs=None) -> bool:
     """Whether a ``gradient`` (or ``jacobian``) call computes nothing a tape recorded: it is
@@ -202,26 +336,41 @@ def is_decoy(target, sources, args=(), kwargs=None) -> bool:
 #: The GradientTape methods that compute a gradient: every spelling of reverse-mode autodiff.
 TAPE_METHODS = ("gradient", "jacobian", "batch_jacobian")
 
+#: Every spelling of automatic differentiation the recorder sees: the tape's methods and the
+#: forward accumulator's ``jvp``.
+AUTODIFF_METHODS = TAPE_METHODS + ("jvp",)
+
 
 @contextlib.contextmanager
-def wrapping_tape_calls(on_call):
+def wrapping_autodiff_calls(on_call, forward: bool = True):
     """Call ``on_call(method, tape, target, sources, result)`` after every
     ``GradientTape.gradient``, ``jacobian`` and ``batch_jacobian`` call made inside the block
-    (eagerly or while a tf.function traces), ``method`` its name. Calls these make themselves
-    (a jacobian's ``gradient`` calls) and decoys (:func:`is_decoy`) are left out. The methods
-    are wrapped for the block only. The one recorder of tape calls of every check module."""
-    originals = {name: getattr(tf.GradientTape, name) for name in TAPE_METHODS}
+    (eagerly or while a tf.function traces), ``method`` its name, and, with ``forward``, after
+    every ``tf.autodiff.ForwardAccumulator.jvp`` call (``tape`` the accumulator, ``target``
+    the primal output, ``sources`` None). Calls these make themselves (a jacobian's
+    ``gradient`` calls) and decoys (:func:`is_decoy`) are left out. The methods are wrapped
+    for the block only and restored on exit. This is the one recorder of autodiff evidence:
+    every check module's recorder is built on it."""
+    owners = [(tf.GradientTape, name) for name in TAPE_METHODS]
+    if forward:
+        owners.append((tf.autodiff.ForwardAccumulator, "jvp"))
+    originals = [getattr(owner, name) for owner, name in owners]
     depth = [0]
 
     def wrap(name, original):
-        def method(tape, target, sources, *args, **kwargs):
+        def method(tape, target, *args, **kwargs):
             depth[0] += 1
             try:
-                result = original(tape, target, sources, *args, **kwargs)
+                result = original(tape, target, *args, **kwargs)
             finally:
                 depth[0] -= 1
-            # Only gradient takes output_gradients (its first optional argument).
-            decoy = is_decoy(target, sources, args if name == "gradient" else (),
+            if name == "jvp":
+                if depth[0] == 0:
+                    on_call(name, tape, target, None, result)
+                return result
+            sources = args[0] if args else kwargs.get("sources")
+            # Only gradient takes output_gradients (its first optional argument after sources).
+            decoy = is_decoy(target, sources, args[1:] if name == "gradient" else (),
                              kwargs if name == "gradient" else {})
             if depth[0] == 0 and not decoy:
                 on_call(name, tape, target, sources, result)
@@ -229,25 +378,60 @@ def wrapping_tape_calls(on_call):
         method.__name__ = name
         return method
 
-    for name, original in originals.items():
-        setattr(tf.GradientTape, name, wrap(name, original))
+    for (owner, name), original in zip(owners, originals):
+        setattr(owner, name, wrap(name, original))
     try:
         yield
     finally:
-        for name, original in originals.items():
-            setattr(tf.GradientTape, name, original)
+        for (owner, name), original in zip(owners, originals):
+            setattr(owner, name, original)
+
+
+@contextlib.contextmanager
+def wrapping_tape_calls(on_call):
+    """:func:`wrapping_autodiff_calls` for the tape's methods only (``gradient``,
+    ``jacobian``, ``batch_jacobian``): reverse mode."""
+    with wrapping_autodiff_calls(on_call, forward=False):
+        yield
 
 
 @contextlib.contextmanager
 def recording_gradients():
     """Record, in a :class:`GradientRecord`, every call that asks a tape for a gradient
     (``gradient``, ``jacobian``, ``batch_jacobian``: :func:`wrapping_tape_calls`) made inside
-    the block, eagerly or while a tf.function traces. This is kernel-side evidence of the idea
-    of a tape exercise."""
+    the block, eagerly or while a tf.function traces: reverse mode only. Checks that accept
+    every spelling of autodiff use :func:`recording_autodiff`."""
     record = GradientRecord()
-    with wrapping_tape_calls(lambda _, tape, target, sources, result:
-                             record.calls.append((tape, target, sources, result))):
+    with wrapping_tape_calls(record.add):
         yield record
+
+
+@contextlib.contextmanager
+def recording_autodiff():
+    """Record, in a :class:`GradientRecord`, every automatic differentiation made inside the
+    block, eagerly or while a tf.function traces: the tape's ``gradient``, ``jacobian`` and
+    ``batch_jacobian`` and ``tf.autodiff.ForwardAccumulator.jvp``
+    (:func:`wrapping_autodiff_calls`); ``tf.gradients`` calls are counted in
+    ``graph_gradients``. The kernel-side evidence of every autodiff exercise: which values
+    autodiff produced, of which target, on which tape or accumulator."""
+    record = GradientRecord()
+    patched = [(tf, "gradients"), (tf.compat.v1, "gradients")]
+    originals = [getattr(owner, name) for owner, name in patched]
+
+    def counting(original):
+        def counted(*args, **kwargs):
+            record.graph_gradients += 1
+            return original(*args, **kwargs)
+        return counted
+
+    with wrapping_autodiff_calls(record.add):
+        for (owner, name), original in zip(patched, originals):
+            setattr(owner, name, counting(original))
+        try:
+            yield record
+        finally:
+            for (owner, name), original in zip(patched, originals):
+                setattr(owner, name, original)
 
 
 # ----------------------------------------------------------------------------- tf.function

@@ -118,6 +118,102 @@ CATALOGUE = {
             "NumPy before from_tensor_slices), or shuffled with reshuffle_each_iteration=False, "
             "gives the same order in every epoch",
             ".shuffle(len(x)) before .batch, reshuffle_each_iteration left at its default True"),
+    "M30": ("tf.numpy_function on the differentiated path",
+            "tf.numpy_function runs NumPy outside the graph: the function runs and its value is "
+            "right, but a tape gets no gradient through it (None)",
+            "TensorFlow ops on the tensor itself (tf.math has NumPy's functions), no "
+            "tf.numpy_function where a gradient must flow"),
+    "M31": ("an f-string of a tensor in tf.print",
+            "inside a tf.function an f-string (or str(), format) runs once, while TensorFlow "
+            "traces: it formats the symbolic tensor (Tensor(\"x:0\", ...)) into a constant "
+            "string, which tf.print then prints on every call instead of the value",
+            "pass the tensor to tf.print as an argument of its own: tf.print(\"label\", x)"),
+    "M32": ("one tf.Variable shared by every instance",
+            "a tf.Variable made once at module level (or as a class attribute) and used by "
+            "every instance avoids the ValueError of a variable made inside a tf.function, "
+            "but all instances update the same state: a second object starts where the "
+            "first stopped",
+            "make the variable per instance, in __init__: self.total = tf.Variable(0.0)"),
+    "M33": ("log(cosh(x)) overflowing float32",
+            "cosh(x) exceeds float32's largest value (about 3.4e38) for |x| above about 89: "
+            "log(cosh(x)) is then inf and its gradient nan (or 0 just below), although "
+            "log(cosh(x)) itself is only about |x| - log 2",
+            "an identity whose parts stay finite, e.g. from cosh(x) = e^|x| (1 + e^(-2|x|)) / 2 "
+            "with tf.math.softplus or tf.math.log1p, or compute in float64"),
+    "M35": ("bytes not decoded as UTF-8",
+            "str(b) and repr(b) of a tf.string entry write the bytes with escapes "
+            "(b'caf\\xc3\\xa9'), not the text, and an ASCII decoding raises "
+            "UnicodeDecodeError: a comparison built on them is right for plain ASCII words only",
+            "decode (label.decode('utf-8') == word) or compare bytes (label == word.encode())"),
+    "M36": ("a name set on one path of a tensor if only",
+            "AutoGraph makes a tensor if a tf.cond, which traces every branch whatever the "
+            "value: ValueError \"'word' must also be initialized in the else branch\" while "
+            "tracing, even for an input that takes the branch that sets it",
+            "set the name on every path (an else branch), or before the if"),
+    "M37": ("a loop variable whose shape or dtype changes",
+            "tf.while_loop needs each loop variable to keep its shape and dtype: ValueError "
+            "\"'history' has shape (1, 2) before the loop, but shape (2, 2) after one "
+            "iteration\" while tracing",
+            "collect rows in a tf.TensorArray, or declare the shape with "
+            "tf.autograph.experimental.set_loop_options(shape_invariants=...); keep one dtype"),
+    "M40": ("a tf.data iterator made inside the tf.function",
+            "iter(dataset) inside a tf.function is an op of the graph: every call makes a new "
+            "iterator, from the start, and next() on it gives the first element every time",
+            "make the iterator once, outside the tf.function, and call next() on it inside"),
+    "M41": ("a tf.function created inside a loop",
+            "@tf.function (or tf.function(f)) inside a loop makes a new function on every "
+            "pass, with an empty trace cache: every call traces again",
+            "create the tf.function once, before the loop, and pass what changes as tensor "
+            "arguments"),
+    "M44": ("an update that is not the tape's gradient",
+            "the step applied to the weights is written by hand beside a tape.gradient call "
+            "whose result it does not use: the tape decides nothing",
+            "apply what tape.gradient returned: w.assign_sub(lr * tape.gradient(loss, w))"),
+    "M45": ("full Hessian built for a Hessian-vector product",
+            "a jacobian of the gradient (or one gradient per entry) materialises the n x n "
+            "Hessian: n times the memory of H v and about n gradients of time",
+            "forward-over-back: acc.jvp(g) for the tape's gradient g, inside a "
+            "ForwardAccumulator(primals=x, tangents=v)"),
+    "M46": ("another autodiff spelling than the exercise asks",
+            "the derivative is correct (forward-over-back where nested tapes are asked, or "
+            "back-over-back where forward-over-back is), but the exercise is about the "
+            "mechanism it names and says why",
+            "use the spelling the exercise names: the check says which and why"),
+    "M47": ("model.predict inside the tape",
+            "model.predict runs Keras' own loop and returns a NumPy array: the tape records "
+            "nothing from the weights to the loss, and every gradient is None",
+            "call the model, model(x), inside the tape; keep predict for inference"),
+    "M50": ("a loss computed from probabilities",
+            "softmax rounds a probability far below 1e-38 to exactly 0 in float32, so "
+            "-log(softmax(logits)) is inf for logits [1000, 0] and its gradient NaN; clipping "
+            "the probability instead caps the loss (16.1 where it is 1000)",
+            "compute it from the logits: log-sum-exp minus the true logit "
+            "(tf.nn.sparse_softmax_cross_entropy_with_logits, tf.nn.log_softmax)"),
+    "M51": ("tf.where over a branch whose gradient is inf",
+            "tf.where picks a finite value, but the gradient flows through both branches: the "
+            "unpicked one's inf times the 0 that tf.where sends it is NaN",
+            "the double where: feed the unsafe op a safe input (tf.where(ok, x, 1.0)) before "
+            "the outer tf.where; better, a formula with no unsafe branch"),
+    "M52": ("a custom gradient that asks autodiff",
+            "a backward that opens a tape (or calls tf.gradients, or the op's registered "
+            "gradient) over the built-in op returns the built-in gradient, with its "
+            "instabilities: the custom gradient replaces nothing",
+            "derive the derivative and write its formula in grad_fn, times upstream"),
+    "M53": ("exp overflow in a formula",
+            "tf.exp(x) is inf in float32 for x > 88.7: log(1 + e^x) becomes inf and "
+            "e^x / (1 + e^x) becomes inf / inf = NaN",
+            "rewrite with e^-|x|: x + log1p(e^-x) for x > 0, 1 / (1 + e^-x) for the derivative"),
+    "M54": ("finite differences instead of a backward pass",
+            "(f(w + eps) - f(w - eps)) / (2 eps) approximates a derivative: it is off in the "
+            "last digits, wrong next to a kink such as ReLU's, and costs two forward passes per "
+            "weight",
+            "apply the chain rule node by node, backwards from the loss"),
+    "M55": ("an evaluation step that trains",
+            "a tape and an update of the weights in the evaluation step (a copy of the train "
+            "step): the model changes on validation data, so the validation numbers no longer "
+            "measure it, and every evaluation pays a backward pass",
+            "measure only: the logits with training=False, the loss and the metrics; no tape, "
+            "no update"),
 }
 
 #: M id -> short name, as messages show it.

@@ -24,8 +24,13 @@ Python list appended inside a tf.function), M24 (a Python iterator consumed at t
 (a Python counter as a graph's state), M26 (a retrace per Python float), M27 (a TD target that
 is not held fixed), M28 (ops of loops and conditions not counted), M18 (jit_compile on code XLA
 cannot compile, found by :func:`autograder.checks.harness.call`), M13 (tf.stop_gradient around
-the whole TD error, found by experiment), M21 (the right numbers without the idea). No
-reference value is computed here: the judges compute them.
+the whole TD error, found by experiment), M40 (a tf.data iterator made inside the graph), M41 (a
+tf.function created inside a loop), M36 and M37 (AutoGraph's rules for a variable set in one
+branch only, and a loop variable that changes dtype, found by experiment), M44 (a weight update
+that is not what tape.gradient returned), M21 (the right numbers without the idea). No
+reference value is computed here: the judges compute them. Functions and inputs only the
+hidden tests use are not here: they come as the cases of the request (source text, plain
+data).
 """
 from __future__ import annotations
 
@@ -38,18 +43,19 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .capture import capture_output
-from .compare import CheckFailed, fail
+from .compare import CheckFailed, fail, function_from_source
 from .harness import (NOT_ANSWERED, call, diagnose, exercise_check, explain_missing_gradient,
                       is_not_answered, is_tf_function, quiet_tensorflow, recording_gradients)
-from .judge.pitfalls import TD_ALL_STOPPED
+from .judge.pitfalls import ELSE_BRANCH, LOOP_DTYPE, TD_ALL_STOPPED, XLA_PRINT
 
 __all__ = [
     "check_predict_eager", "check_predict_buggy_add", "check_predict_log",
     "check_predict_iterator", "check_predict_counter", "check_predict_traces",
-    "check_predict_gradients", "check_predict_xla", "check_predict_library",
+    "check_predict_gradients", "check_predict_xla",
     "check_run_eagerly", "check_make_scaler", "check_recorder", "check_make_next_value",
     "check_warmup_schedule", "check_descend", "check_td_update", "check_rms_normalize",
-    "check_count_ops", "recording_graph_calls", "all_op_types", "COUNT_FUNCTIONS",
+    "check_hinge_total", "check_count_ops", "recording_graph_calls", "all_op_types",
+    "COUNT_FUNCTIONS",
 ]
 
 #: Most entries of a list the kernel sends (a log, a list of calls).
@@ -109,14 +115,22 @@ class GraphCall:
     kwargs: dict
     traces_before: int
     traces_after: int
+    watched_before: object = None
+    watched_after: object = None
 
 
 @contextlib.contextmanager
-def recording_graph_calls():
+def recording_graph_calls(watch=None):
     """Record every call of a ``tf.function`` made from Python (eagerly) inside the block,
     with the function's trace count before and after it; yields the list of
     :class:`GraphCall`. ``tf.function.__call__`` is wrapped for the block only. This is
-    kernel-side evidence that a step ran as a graph, and of how often it traced."""
+    kernel-side evidence that a step ran as a graph, and of how often it traced.
+
+    Args:
+        watch: a tf.Variable or None; when given, each call records its value (NumPy) before
+            and after the call, so a check can tell the changes made inside graph calls from
+            changes made outside them.
+    """
     cls = type(tf.function(lambda: None))
     original = cls.__call__
     record: list[GraphCall] = []
@@ -125,8 +139,10 @@ def recording_graph_calls():
         if tf.inside_function():
             return original(self, *args, **kwargs)
         before = self.experimental_get_tracing_count()
+        value = watch.numpy() if watch is not None else None
         result = original(self, *args, **kwargs)
-        record.append(GraphCall(self, args, kwargs, before, self.experimental_get_tracing_count()))
+        record.append(GraphCall(self, args, kwargs, before, self.experimental_get_tracing_count(),
+                                value, watch.numpy() if watch is not None else None))
         return result
 
     cls.__call__ = __call__
@@ -165,6 +181,27 @@ def _float32(value) -> tf.Tensor:
     return tf.constant(np.asarray(value, dtype=np.float32))
 
 
+@contextlib.contextmanager
+def _recording_jit_calls():
+    """Record, for every call of a ``tf.function`` inside the block (from Python or from a
+    graph being traced), whether that function has ``jit_compile=True``; yields the list of
+    bools. Evidence that a graph hands a part of itself to XLA."""
+    cls = type(tf.function(lambda: None))
+    original = cls.__call__
+    record: list[bool] = []
+
+    def __call__(self, *args, **kwargs):
+        if len(record) < MAX_ENTRIES:
+            record.append(getattr(self, "_jit_compile", None) is True)
+        return original(self, *args, **kwargs)
+
+    cls.__call__ = __call__
+    try:
+        yield record
+    finally:
+        cls.__call__ = original
+
+
 # --------------------------------------------------------------------------- predictions
 
 def collect_prediction(*predicted, case, ctx):
@@ -185,7 +222,6 @@ check_predict_counter = exercise_check("check_predict_counter", collect_predicti
 check_predict_traces = exercise_check("check_predict_traces", collect_prediction)
 check_predict_gradients = exercise_check("check_predict_gradients", collect_prediction)
 check_predict_xla = exercise_check("check_predict_xla", collect_prediction)
-check_predict_library = exercise_check("check_predict_library", collect_prediction)
 
 
 # --------------------------------------------------------------------------- run_eagerly
@@ -335,8 +371,10 @@ check_recorder = exercise_check("check_recorder", collect_recorder)
 def collect_make_next_value(make_fn, case, ctx):
     """Kernel half of ``check_make_next_value``: ``make_next_value(values)`` (values: a Python
     list of floats) returns a tf.function ``next_value()`` whose k-th call returns values[k]
-    as a float32 scalar. Idea graded: the graph takes the elements from a tf.data iterator (or
-    other TensorFlow state), not from a Python iterator consumed while tracing (M24).
+    as a float32 scalar. Idea graded: the graph takes the elements from a tf.data iterator made
+    once, outside the graph (or other TensorFlow state), not from a Python iterator consumed
+    while tracing (M24), nor from an iterator the graph makes anew on every call (M40: its op
+    types then include the iterator's creation).
 
     Returns:
         ``{"results": one per element, "traces", "op_types"}``.
@@ -398,32 +436,40 @@ check_warmup_schedule = exercise_check("check_warmup_schedule", collect_warmup_s
 
 def collect_descend(fn, case, ctx):
     """Kernel half of ``check_descend``: ``descend(w, grads, lrs)`` applies ``w -= lr * grad``
-    for each pair through the tf.function ``sgd_update`` and returns w; ``lrs`` are Python
-    floats (a decaying schedule, as a training loop computes them). Idea graded: the learning
-    rate reaches the graph as a tensor, so the loop does not retrace (M26).
+    for each pair, every step made by a tf.function, and returns w; ``lrs`` are Python floats
+    (a decaying schedule, as a training loop computes them). Idea graded: one tf.function,
+    made once, takes the changing learning rate as a tensor, so the loop does not retrace (M41
+    for a tf.function created inside the loop, M26 for a retrace per Python float), and every
+    change of w is made by it (M21 for updates applied outside the graph beside it).
 
     w is a fresh float32 tf.Variable; every tf.function call made from Python during descend is
-    recorded with its trace counts (:func:`recording_graph_calls`). The traces are counted on a
-    second run, on another fresh variable, whose learning rates are the case's made new: each
-    scaled by a factor 1 + n * 2 ** -20 with n new at every run of this check, so Python floats
-    that earlier calls (a check run before, the notebook's own) left in sgd_update's trace cache
-    cannot hide a retrace. The judge reads the values of the first run only.
+    recorded with its trace counts and w's value before and after it
+    (:func:`recording_graph_calls`). The traces are counted on a second run, on another fresh
+    variable, whose learning rates are the case's made new: each scaled by a factor
+    1 + n * 2 ** -20 with n new at every run of this check, so Python floats that earlier calls
+    (a check run before, the notebook's own) left in a trace cache cannot hide a retrace. The
+    judge reads the values of the first run only.
 
     Returns:
-        ``{"w", "returned", "graph_calls", "traces"}`` (``traces``: of the second run).
+        ``{"w", "returned", "graph_calls", "moves", "functions", "traces"}``: ``moves`` holds
+        ``[w before, w after]`` of each graph call that changed w (first run); ``functions``
+        (distinct tf.functions called) and ``traces`` are of the second run.
     """
     __tracebackhide__ = True
     w = tf.Variable(np.asarray(case["w"], dtype=np.float32))
     grads = [_float32(g) for g in case["grads"]]
     lrs = [float(lr) for lr in case["lrs"]]
-    with recording_graph_calls() as record:
+    with recording_graph_calls(watch=w) as record:
         returned = _call(fn, w, grads, lrs, what=ctx.what)
     w_value = w.numpy()
+    moves = [[entry.watched_before, entry.watched_after] for entry in record[:MAX_ENTRIES]
+             if not np.array_equal(entry.watched_before, entry.watched_after)]
     factor = 1.0 + next(_FRESH) * 2.0 ** -20
     with recording_graph_calls() as probe:
         _call(fn, tf.Variable(np.asarray(case["w"], dtype=np.float32)), grads,
               [lr * factor for lr in lrs], what=ctx.what)
-    return {"w": w_value, "returned": returned, "graph_calls": len(record),
+    return {"w": w_value, "returned": returned, "graph_calls": len(record), "moves": moves,
+            "functions": len({id(entry.function) for entry in probe}),
             "traces": _new_traces(probe)}
 
 
@@ -445,10 +491,16 @@ def collect_td_update(fn, case, ctx):
 
     A fresh copy of the function (``tf.function(fn.python_function)``) runs every step of the
     case on a fresh float32 variable w, ``done`` a bool tensor, the rest float32 tensors,
-    while ``tape.gradient`` calls are recorded (they happen while the copy traces).
+    while ``tape.gradient`` calls are recorded (they happen while the copy traces). Then the
+    Python body runs every step once more, eagerly, on another fresh variable, so that the
+    values ``tape.gradient`` returned can be set beside the change the step made to the
+    variable (M44 when the applied update is not the tape's result: a step written by hand
+    beside an unused ``tape.gradient`` call).
 
     Returns:
-        ``{"losses", "weights" (w after each step), "tape_calls"}``.
+        ``{"losses", "weights" (w after each step), "tape_calls", "eager_steps"}``;
+        ``eager_steps``: per step of the eager run, ``{"change": w after - w before,
+        "gradients": [each value tape.gradient returned of w's shape]}``.
     Raises:
         CheckFailed: M13 (code ``stop_gradient_all``) when tf.stop_gradient holds the whole TD
             error, not only the target, so tape.gradient gives None for w.
@@ -480,7 +532,19 @@ def collect_td_update(fn, case, ctx):
             losses.append(_call(fresh, w, *args, what=ctx.what,
                                 explain=lambda error, args=args: no_gradient(error, args)))
             weights.append(w.numpy())
-    return {"losses": losses, "weights": weights, "tape_calls": len(record.calls)}
+    eager_w = tf.Variable(np.asarray(case["w"], dtype=np.float32))
+    eager_steps = []
+    for step in case["steps"]:
+        args = (_float32(step["s"]), _float32(step["r"]), _float32(step["s_next"]),
+                tf.constant(bool(step["done"])), gamma, lr)
+        before = eager_w.numpy()
+        with recording_gradients() as eager_record:
+            _call(fn.python_function, eager_w, *args, what=f"{ctx.what}, run eagerly")
+        gradients = [r.numpy() for r in eager_record.results()[:MAX_ENTRIES]
+                     if tuple(r.shape) == tuple(eager_w.shape)]
+        eager_steps.append({"change": eager_w.numpy() - before, "gradients": gradients})
+    return {"losses": losses, "weights": weights, "tape_calls": len(record.calls),
+            "eager_steps": eager_steps}
 
 
 check_td_update = exercise_check("check_td_update", collect_td_update)
@@ -489,38 +553,94 @@ check_td_update = exercise_check("check_td_update", collect_td_update)
 # --------------------------------------------------------------------------- rms_normalize
 
 def collect_rms_normalize(fn, case, ctx):
-    """Kernel half of ``check_rms_normalize``: ``rms_normalize(x)`` is a
-    ``tf.function(jit_compile=True)`` returning x / sqrt(mean(x ** 2) + 1e-6). Idea graded:
-    it stays compiled by XLA once what XLA cannot compile (tf.print) is gone (M18 while it is
-    there, by :func:`harness.call`).
+    """Kernel half of ``check_rms_normalize``: ``rms_normalize(x)`` is a tf.function returning
+    x / sqrt(mean(x ** 2) + 1e-6) that logs the root mean square with ``tf.print`` on every
+    call while the arithmetic is compiled by XLA. Idea graded: what XLA cannot compile
+    (tf.print) stays outside the compiled part: a plain tf.function that prints and calls a
+    ``jit_compile=True`` tf.function for the arithmetic (M18 while tf.print is inside a
+    compiled function; M21 when XLA or the log is gone; M08 for a Python print, which runs
+    while tracing only).
 
-    Calls it twice on the case's float32 tensor; XLA's own C++ log of a failed compilation is
-    captured, never shown.
+    A fresh copy of the function (its Python function, with its jit_compile setting) is called
+    twice on the case's float32 tensor while the tf.functions called (from Python and from the
+    graph being traced) are recorded with their jit_compile setting, and what the calls print
+    is captured (XLA's own C++ log of a failed compilation with it, never shown).
 
     Returns:
-        ``{"results", "jit"}``.
+        ``{"results", "jit" (the outer function is compiled), "jit_called" (some tf.function
+        with jit_compile=True ran), "lines" (the printed lines, at most 20 of 200
+        characters)}``.
     """
     __tracebackhide__ = True
-    _require_tf_function(fn, "rms_normalize", "keep @tf.function(jit_compile=True) on it.")
+    _require_tf_function(fn, "rms_normalize", "keep @tf.function on rms_normalize.")
     x = _float32(case)
+    jit = getattr(fn, "_jit_compile", None) is True
 
-    def xla(error):  # M18, with this exercise's fix: XLA stays, the print goes
+    def xla(error):  # M18, with this exercise's fix: XLA stays, the print moves out of it
         found = diagnose(error, ctx.what)
         if found and found[0] == "M18":
-            raise CheckFailed(found[1], "M18", "keep @tf.function(jit_compile=True) and delete "
-                              "the tf.print line (print the result outside the function if you "
-                              "need to see it).", code="xla_print") from None
+            raise CheckFailed(XLA_PRINT[0].format(what=ctx.what), "M18", XLA_PRINT[1],
+                              code="xla_print") from None
 
-    with capture_output():
-        results = [_call(fn, x, what=ctx.what, explain=xla) for _ in range(2)]
-    return {"results": results, "jit": getattr(fn, "_jit_compile", None) is True}
+    fresh = tf.function(fn.python_function, jit_compile=True if jit else None)
+    with capture_output() as printed, _recording_jit_calls() as jit_calls:
+        results = [_call(fresh, x, what=ctx.what, explain=xla) for _ in range(2)]
+    lines = [line[:200] for line in printed.lines()[:20]]
+    return {"results": results, "jit": jit, "jit_called": any(jit_calls), "lines": lines}
 
 
 check_rms_normalize = exercise_check("check_rms_normalize", collect_rms_normalize)
 
 
+# --------------------------------------------------------------------------- hinge_total
+
+#: What AutoGraph raises for the two rules hinge_total's draft breaks: (mistake, code, words
+#: of the error, (message, fix) of the judge's findings).
+AUTOGRAPH_RULES = (
+    ("M36", "else_branch", ("must also be initialized in the else branch",
+                            "must be defined before the loop"), ELSE_BRANCH),
+    ("M37", "loop_dtype", ("does not match type int32", "dtype int32 before the loop",
+                           "but dtype float32 after"), LOOP_DTYPE),
+)
+
+
+def collect_hinge_total(fn, case, ctx):
+    """Kernel half of ``check_hinge_total``: ``hinge_total(scores)`` is a tf.function
+    returning sum(max(0, 1 - s)) over a float32 vector of any length. Idea graded: under
+    AutoGraph an ``if`` on a tensor is a tf.cond and a ``for`` over a tensor a tf.while_loop,
+    so a variable the code reads after the ``if`` is set on both branches (M36) and a loop
+    variable keeps one dtype (M37); both found by the error AutoGraph raises.
+
+    A fresh copy of the function with the signature ``[tf.TensorSpec([None], tf.float32)]``
+    (one graph for every length) is called on each vector of the case.
+
+    Returns:
+        ``{"results", "op_types"}``.
+    """
+    __tracebackhide__ = True
+    _require_tf_function(fn, "hinge_total", "keep @tf.function on hinge_total.")
+    fresh = tf.function(fn.python_function, input_signature=[tf.TensorSpec([None], tf.float32)])
+
+    def autograph(error):
+        text = str(error)
+        for mistake, code, words, (message, fix) in AUTOGRAPH_RULES:
+            if any(word in text for word in words):
+                raise CheckFailed(message.format(what=ctx.what, type=type(error).__name__),
+                                  mistake, fix, code=code) from None
+        return None
+
+    results = [_call(fresh, _float32(scores), what=ctx.what, explain=autograph)
+               for scores in case]
+    ops = _call(lambda: all_op_types(fresh.get_concrete_function()),
+                what=f"{ctx.what}, traced for its graph")
+    return {"results": results, "op_types": ops}
+
+
+check_hinge_total = exercise_check("check_hinge_total", collect_hinge_total)
+
+
 # --------------------------------------------------------------------------- count_ops
-# The functions check_count_ops traces, by name: count_ops gets their concrete functions.
+# The functions of the visible cases, by name (the hidden cases carry their own as source).
 
 def _fizzbuzz(n):
     ta = tf.TensorArray(tf.string, size=n)
@@ -541,37 +661,25 @@ def _affine(x):
     return 2.0 * x + 1.0
 
 
-def _collatz(n):
-    steps = tf.constant(0)
-    while n != 1:
-        if n % 2 == 0:
-            n = n // 2
-        else:
-            n = 3 * n + 1
-        steps += 1
-    return steps
-
-
-def _tanh_loop(x):
-    while tf.reduce_sum(x) > 1.0:
-        x = tf.tanh(x)
-    return x
-
-
-def _clipped(x):
-    if tf.reduce_max(x) > 1.0:
-        x = x / tf.reduce_max(x)
-    return tf.reduce_sum(x * x)
-
-
-#: name -> (Python function, input signature) of the functions check_count_ops traces.
+#: name -> (Python function, input signature) of the visible cases of check_count_ops.
 COUNT_FUNCTIONS = {
     "fizzbuzz": (_fizzbuzz, tf.TensorSpec([], tf.int32)),
     "affine": (_affine, tf.TensorSpec([None], tf.float32)),
-    "collatz": (_collatz, tf.TensorSpec([], tf.int32)),
-    "tanh_loop": (_tanh_loop, tf.TensorSpec([None], tf.float32)),
-    "clipped": (_clipped, tf.TensorSpec([None], tf.float32)),
 }
+
+#: dtypes a hidden case of check_count_ops may name for its input.
+COUNT_DTYPES = {"float32": tf.float32, "int32": tf.int32}
+
+
+def _count_function(case):
+    """(Python function, input signature) of a case of check_count_ops: a name of
+    :data:`COUNT_FUNCTIONS`, or a dict ``{"source", "name", "shape", "dtype"}`` whose function
+    is built from its source text (:func:`compare.function_from_source`)."""
+    if isinstance(case, str):
+        return COUNT_FUNCTIONS[case]
+    shape = [None if d is None else int(d) for d in case["shape"]]
+    function = function_from_source(str(case["source"]), str(case["name"]), {"tf": tf})
+    return function, tf.TensorSpec(shape, COUNT_DTYPES[str(case["dtype"])])
 
 
 def collect_count_ops(fn, case, ctx):
@@ -580,14 +688,15 @@ def collect_count_ops(fn, case, ctx):
     are the GraphDef's nodes plus the nodes of every library function (M28 when only the
     top-level graph is counted).
 
-    A case names a function of :data:`COUNT_FUNCTIONS` (the hidden ones are functions the
-    student has never seen); a fresh tf.function of it is traced for its signature.
+    A case names a function of :data:`COUNT_FUNCTIONS`, or (the hidden ones, functions the
+    student has never seen) carries its source text; a fresh tf.function of it is traced for
+    its signature.
 
     Returns:
         ``{"result", "graph_nodes", "library_nodes": [nodes of each library function]}``.
     """
     __tracebackhide__ = True
-    python_function, spec = COUNT_FUNCTIONS[str(case)]
+    python_function, spec = _count_function(case)
     concrete = tf.function(python_function).get_concrete_function(spec)
     result = _call(fn, concrete, what=ctx.what)
     graph_def = concrete.graph.as_graph_def()

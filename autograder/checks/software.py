@@ -1,5 +1,6 @@
 """Checks of assignment 05, deep learning software: NumPy vs TensorFlow gradients, weights as
-variables updated in place inside a ``tf.function``, optimizers, and ``tf.custom_gradient``.
+variables updated in place inside a ``tf.function``, optimizers, a numerically stable loss, and
+``tf.custom_gradient``.
 
 Each check is in two halves (see :mod:`autograder.checks.judge`): the kernel half here
 (``collect_<name>``) calls the student's function on a case and observes what it returned and
@@ -31,7 +32,16 @@ sgd_step               tape.gradient computed gradients for w1 and w2 when the s
 train_with_optimizer   the given optimizer stepped once per step (optimizer.iterations), with
                        gradients that tape.gradient produced: run eagerly, what apply_gradients
                        got is what a tape.gradient call of the loss returned
-relu_custom            tf.custom_gradient attached the backward (its IdentityN op is traced)
+cross_entropy          a loss from the logits, finite and exact for any float32 logits: value and
+                       the tape's gradient on logits hundreds apart (no evidence beyond them:
+                       formed probabilities give inf, a tf.where over -log(p) a NaN gradient,
+                       clipping a capped value)
+log1pexp               tf.custom_gradient attached the backward (its IdentityN op is traced),
+                       and the backward computes its own formula: no automatic differentiation
+                       ran inside it (counted, minus the check's own call) and no built-in
+                       gradient op (SoftplusGrad) is in the traced gradient
+graph_backward_numpy,  (also) the gradients are exactly the chain rule's: finite differences
+two_layer_numpy        only approximate them, and cross a ReLU kink (judged from the values)
 =====================  ========================================================================
 
 Every check has the signature ``check_<name>(fn, cases=None, hidden=False)`` (``check_step_report``
@@ -48,11 +58,12 @@ import numpy as np
 import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
-from .compare import CheckFailed, fail
+from .compare import fail
 from .harness import (call, exercise_check, explain_missing_gradient, is_tf_function,
                       recording_gradients)
-from .judge.software import (NOT_TF_FUNCTION, RELU_MODES, graph_inputs, relu_inputs,
-                             scaled_problem, step_case, two_layer_inputs, two_layer_problem)
+from .judge.software import (NOT_TF_FUNCTION, RUN_MODES, cross_entropy_inputs, graph_inputs,
+                             log1pexp_inputs, scaled_problem, step_case, two_layer_inputs,
+                             two_layer_problem)
 
 __all__ = [
     "check_graph_backward_numpy",
@@ -61,7 +72,8 @@ __all__ = [
     "check_step_report",
     "check_sgd_step",
     "check_train_with_optimizer",
-    "check_relu_custom",
+    "check_cross_entropy",
+    "check_log1pexp",
     "two_layer_problem",
     "recording_autodiff",
 ]
@@ -597,7 +609,62 @@ check_train_with_optimizer = exercise_check("check_train_with_optimizer",
                                             collect_train_with_optimizer)
 
 
-# ------------------------------------------------------------- 6. custom gradient of ReLU
+# ------------------------------------------- 6. numerics: a loss that goes NaN, found and fixed
+def _value_and_gradient(fn, x, *rest):
+    """``(fn(x, *rest), d sum(fn(...) * 1) / dx)``: the student's value and the gradient a tape
+    gives for ``x`` (watched)."""
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        out = fn(x, *rest)
+    return out, tape.gradient(out, x)
+
+
+def _three_runs(run, args, ctx, names: str) -> list:
+    """``run(*args)`` eagerly, in a tf.function, and its second call (:data:`RUN_MODES`): the
+    pairs it returned."""
+    graph_version = tf.function(run)
+    runs = []
+    for mode, version in zip(RUN_MODES, (run, graph_version, graph_version)):
+        runs.append(list(_unpack(call(version, *args, what=f"{ctx.what} {mode}"), 2, ctx, names)))
+    return runs
+
+
+def collect_cross_entropy(fn, case, ctx):
+    """Kernel half of ``check_cross_entropy``: ``fn(logits, labels) -> loss``, the mean
+    cross-entropy of integer ``labels`` (int32, (N,)) under ``softmax(logits)`` (float32,
+    (N, C)), stable for any logits. A case is ``(logits, labels)`` or ``{"seed", "n", "c",
+    "scale"}`` (:func:`~autograder.checks.judge.software.cross_entropy_inputs`).
+
+    Returns:
+        ``{"runs": three [loss, gradient] pairs}`` (eagerly, in a tf.function, its second call):
+        the gradient is what tape.gradient returns for the logits.
+    Raises:
+        CheckFailed: the tape gives no gradient (code ``no_gradient``, with the cause found by
+            re-tracing: M12, M13, M14).
+    """
+    __tracebackhide__ = True
+    logits, labels = cross_entropy_inputs(case)
+    x, y = tf.constant(logits), tf.constant(labels)
+
+    def run(x, y):
+        return _value_and_gradient(fn, x, y)
+
+    runs = _three_runs(run, (x, y), ctx, "loss, gradient")
+    if runs[0][1] is None:
+        found = explain_missing_gradient(lambda: _value_and_gradient(fn, tf.constant(logits), y))
+        if found is not None:
+            fail(f"{ctx.what}: the tape gives no gradient for the logits. {found[1]}",
+                 mistake=found[0], fix=found[2], code="no_gradient")
+        fail(f"{ctx.what}: the tape gives no gradient for the logits.", mistake="M14",
+             fix="compute the loss with TensorFlow ops on the logits (no NumPy, no .numpy()).",
+             code="no_gradient")
+    return {"runs": runs}
+
+
+check_cross_entropy = exercise_check("check_cross_entropy", collect_cross_entropy)
+
+
+# ------------------------------------ 7. a custom gradient that computes its own formula
 def _uses_custom_gradient(fn, x) -> bool:
     """Whether tracing ``fn`` puts the ``IdentityN`` op through which ``tf.custom_gradient``
     attaches its gradient (attribute ``_gradient_op_type`` = ``CustomGradient-...``) into the
@@ -613,20 +680,41 @@ def _uses_custom_gradient(fn, x) -> bool:
     return False
 
 
-def collect_relu_custom(fn, case, ctx):
-    """Kernel half of ``check_relu_custom``: ``fn(x) -> relu(x)`` defined with
-    ``@tf.custom_gradient`` and its own backward. For a case ``(x, upstream)`` (or
-    ``{"seed", "shape"}``) the loss ``sum(fn(x) * upstream)`` has the upstream gradient
-    ``upstream`` (not ones); value and gradient are computed eagerly and inside a
+@tf.custom_gradient
+def _calibration(x):
+    """A custom gradient of the check's own, whose backward is a formula: what the check's own
+    gradient call costs in recorded automatic differentiations."""
+    return tf.identity(x), lambda upstream: upstream * 1.0
+
+
+def _autodiff_count(fn, x, w) -> int:
+    """How many automatic differentiations (:func:`recording_autodiff`) one eager gradient of
+    ``sum(fn(x) * w)`` runs."""
+    with recording_autodiff() as autodiff:
+        _value_and_gradient(lambda x, w: tf.reduce_sum(fn(x) * w), x, w)
+    return autodiff.count
+
+
+#: TensorFlow's own gradient ops of softplus and of the sigmoid: a backward that calls them
+#: (tf.raw_ops.SoftplusGrad, or the registered gradient function) computes no formula of its own.
+BUILTIN_GRADIENT_OPS = ("SoftplusGrad", "SigmoidGrad")
+
+
+def collect_log1pexp(fn, case, ctx):
+    """Kernel half of ``check_log1pexp``: ``fn(x) -> log(1 + e^x)`` defined with
+    ``@tf.custom_gradient``, value and backward stable for any float32 ``x``. For a case
+    ``(x, upstream)`` (or ``{"seed", "n", "scale"}``) the loss ``sum(fn(x) * upstream)`` has the
+    upstream gradient ``upstream``; value and gradient are computed eagerly and in a
     ``tf.function`` called twice.
 
     Returns:
-        ``{"runs": three [out, grad] pairs, "custom_gradient": bool}``; the judge compares with
-        ``max(x, 0)`` and ``upstream * (x > 0)``, and fails right values without
-        tf.custom_gradient (M21).
+        ``{"runs": three [out, grad] pairs, "custom_gradient": bool, "backward_autodiff": how
+        many automatic differentiations the backward ran (an eager gradient's count minus the
+        check's own, measured on :func:`_calibration`), "builtin_gradient_op": whether the
+        traced gradient holds one of :data:`BUILTIN_GRADIENT_OPS`}``.
     """
     __tracebackhide__ = True
-    x_np, w_np = relu_inputs(case)
+    x_np, w_np = log1pexp_inputs(case)
     x, w = tf.constant(x_np), tf.constant(w_np)
 
     def value_and_grad(x, w):
@@ -636,30 +724,13 @@ def collect_relu_custom(fn, case, ctx):
             loss = tf.reduce_sum(out * w)
         return out, tape.gradient(loss, x)
 
-    graph_version = tf.function(value_and_grad)
-    runs = []
-    for mode, run in zip(RELU_MODES, (value_and_grad, graph_version, graph_version)):
-        boolean = []
-
-        def bool_mask(error, mode=mode, boolean=boolean):
-            """A backward that multiplies by a boolean mask (TypeError or ValueError naming
-            bool)."""
-            if isinstance(error, (TypeError, ValueError)) and "bool" in str(error):
-                boolean.append(True)
-                return (None, f"{ctx.what}: the backward of relu_custom failed {mode}: a "
-                        "comparison such as x > 0 gives booleans, which cannot multiply floats.",
-                        "cast the mask to x's dtype before multiplying (tf.cast(x > 0, x.dtype)).")
-
-        try:
-            result = call(run, x, w, what=f"{ctx.what} {mode}", explain=bool_mask)
-        except CheckFailed as error:
-            if boolean:
-                error.code = "bool_mask"
-            raise
-        out, grad = _unpack(result, 2, ctx, "out, grad")
-        runs.append([out, grad])
+    runs = _three_runs(value_and_grad, (x, w), ctx, "out, grad")
     custom = call(_uses_custom_gradient, fn, x, what=ctx.what)
-    return {"runs": runs, "custom_gradient": custom}
+    own = call(_autodiff_count, fn, x, w, what=ctx.what) - _autodiff_count(_calibration, x, w)
+    graph = tf.function(value_and_grad).get_concrete_function(x, w).graph
+    builtin = any(op.type in BUILTIN_GRADIENT_OPS for op in graph.get_operations())
+    return {"runs": runs, "custom_gradient": custom, "backward_autodiff": max(own, 0),
+            "builtin_gradient_op": builtin}
 
 
-check_relu_custom = exercise_check("check_relu_custom", collect_relu_custom)
+check_log1pexp = exercise_check("check_log1pexp", collect_log1pexp)

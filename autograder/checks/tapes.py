@@ -2,8 +2,10 @@
 
 Every exercise is checked in two halves (:mod:`autograder.checks.judge`): the kernel half here,
 ``collect_<name>(fn, case, ctx)``, calls the student's ``fn`` on one case and observes what it
-returned and what the tapes did (:func:`observing_tapes`: which values ``tape.gradient`` and
-``tape.jacobian`` produced, on which tape, from which target); the grader half,
+returned and what autodiff did (:func:`observing_tapes`, over the one recorder
+:func:`harness.recording_autodiff`: which values ``tape.gradient``, ``jacobian``,
+``batch_jacobian`` and ``ForwardAccumulator.jvp`` produced, on which tape, from which target;
+every spelling counts where a derivative is asked); the grader half,
 :mod:`autograder.checks.judge.tapes`, computes the reference from mathematics (analytic
 derivatives, NumPy, finite differences) and decides. ``check_<name>(fn, cases=None,
 hidden=False)`` runs both and raises :class:`~autograder.checks.compare.CheckFailed` when the
@@ -36,9 +38,22 @@ M12-M14   the optimizer got no gradients, or a gradient is        train_step, fi
           path to the loss read: an op without gradient (M12),
           tf.stop_gradient (M13), NumPy (M14), or M05
 M20       the dtype error of an int32 variable met by floats      fit_line (any check, via harness)
+M47       the optimizer got no gradients and the step had called  train_step, train_step_fault
+          model.predict (NumPy out of the tape)
 M21       the right numbers, but not from the tapes the exercise  every check (judged in
           names (see each judge's ``idea``)                       checks/judge/tapes.py)
+M45       an autodiff call returned n * n entries (the full       hvp
+          Hessian), or one call per entry was made and the
+          product taken afterwards
+M46       a correct derivative by another spelling than the       second_derivative, hessian (a jvp
+          exercise asks, which says why: the message says it is  where nested tapes are asked),
+          correct                                                 hvp (back-over-back)
 ========  =====================================================  ===================================
+
+Hidden cases carry their functions as source text (``{"tf": "def f(x): ...", "np": ...}``,
+built with :func:`~autograder.checks.compare.function_from_source`): this module defines only
+the functions of visible cases (:data:`SCALAR_FUNCTIONS`, :data:`VECTOR_FUNCTIONS`,
+:data:`HVP_FUNCTIONS`).
 
 Three exercises are predict-then-verify or find-and-fix rather than a demo re-typed: the check
 takes the student's prediction (a value in a notebook variable) with the function that shows it,
@@ -59,6 +74,7 @@ Checks print one line to stdout when they pass and never write to stderr.
 from __future__ import annotations
 
 import contextlib
+import warnings
 
 import numpy as np
 import tensorflow as tf
@@ -66,15 +82,16 @@ import tensorflow as tf
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import fail, to_numpy
 from .harness import (call, exercise_check, explain_missing_gradient, quiet_tensorflow,
-                      wrapping_tape_calls)
-from .judge.tapes import linear_problem
+                      recording_autodiff)
+from .compare import function_from_source
+from .judge.tapes import MAX_HVP_SIZE, hvp_problem, linear_problem
 
 __all__ = [
     "check_square_grad", "check_sum_squared_grad", "check_train_step", "check_fit_line",
     "check_grads_from_one_tape", "check_second_derivative", "check_product_grads",
     "check_hessian", "check_sum_squared_prediction", "check_train_step_fault",
-    "check_product_grads_prediction", "SCALAR_FUNCTIONS", "VECTOR_FUNCTIONS", "TapeRecord",
-    "observing_tapes",
+    "check_product_grads_prediction", "SCALAR_FUNCTIONS", "VECTOR_FUNCTIONS",
+    "observing_tapes", "check_square_grad_prediction", "check_hvp", "check_hvp_prediction",
 ]
 
 
@@ -102,15 +119,6 @@ def _values(value):
         return None
 
 
-def _same(got: np.ndarray, want) -> bool:
-    return (want is not None and want.shape == got.shape
-            and bool(np.allclose(want, got, rtol=1e-6, atol=1e-7)))
-
-
-#: The largest target (entries) whose value a TapeCall keeps.
-MAX_TARGET_SIZE = 4096
-
-
 def _targets(record, value) -> list:
     """The target values of the (at most 16) calls that produced ``value``: the judge requires
     one to be the function the exercise differentiates (a decoy target, e.g. ``x * formula``,
@@ -118,105 +126,34 @@ def _targets(record, value) -> list:
     return [c.target_value for c in record.producers(value)[:16]]
 
 
-class TapeCall:
-    """One call of ``tape.gradient``, ``tape.jacobian`` or ``tape.batch_jacobian``."""
-
-    def __init__(self, method, tape, target, sources, result):
-        self.method, self.tape, self.target, self.sources = method, tape, target, sources
-        self.flat_sources = tf.nest.flatten(sources)
-        self.flat_results = tf.nest.flatten(result)
-        self.results = [r for r in self.flat_results if r is not None]
-        # The target's value when the call was made (one tensor of at most MAX_TARGET_SIZE
-        # entries; None otherwise): evidence of which function the tape differentiated.
-        flat = tf.nest.flatten(target)
-        self.target_value = None
-        try:
-            if len(flat) == 1 and int(np.prod(flat[0].shape)) <= MAX_TARGET_SIZE:
-                self.target_value = _values(flat[0])
-        except Exception:  # a target without a shape: an object of the student's
-            pass
-
-    def gradient_of(self, variable):
-        """What this call returned for ``variable`` (a source of it, by identity), or None."""
-        if len(self.flat_sources) != len(self.flat_results):
-            return None
-        for source, result in zip(self.flat_sources, self.flat_results):
-            if source is variable and result is not None:
-                return result
-        return None
-
-
-class TapeRecord:
-    """The tape calls made while :func:`observing_tapes` ran (``calls``, in order): the
-    kernel-side evidence of the tape exercises' ideas."""
-
-    def __init__(self):
-        self.calls: list[TapeCall] = []
-
-    def producers(self, value) -> list[TapeCall]:
-        """The calls that returned ``value``: the same object, or else a tensor of equal shape
-        and values (a copy, ``tf.identity``, ``.numpy()``)."""
-        if value is None:
-            return []
-        same = [c for c in self.calls if any(r is value for r in c.results)]
-        if same:
-            return same
-        got = _values(value)
-        if got is None:
-            return []
-        return [c for c in self.calls if any(_same(got, _values(r)) for r in c.results)]
-
-    def derived(self, call: TapeCall) -> bool:
-        """Whether ``call`` differentiated what an earlier call returned: its target is such a
-        result (the same object, equal values, or entries of it: ``g[i]``)."""
-        earlier = self.calls[:self.calls.index(call)]
-        targets = tf.nest.flatten(call.target)
-        return bool(targets) and all(self._derived(t, earlier) for t in targets)
-
-    @staticmethod
-    def _derived(target, earlier) -> bool:
-        if any(r is target for c in earlier for r in c.results):
-            return True
-        got = _values(target)
-        if got is None:
-            return False
-        for c in earlier:
-            for result in c.results:
-                want = _values(result)
-                if want is None:
-                    continue
-                if _same(got, want):
-                    return True
-                if 0 < got.size <= want.size and all(
-                        np.isclose(want.ravel(), v, rtol=1e-6, atol=1e-7).any()
-                        for v in got.ravel()):
-                    return True
-        return False
-
-    def gradients_of(self, variable) -> list:
-        """Every value the calls returned for ``variable`` (a source, by identity), in order."""
-        found = [c.gradient_of(variable) for c in self.calls]
-        return [g for g in found if g is not None]
-
-
 @contextlib.contextmanager
 def observing_tapes():
-    """Record in a :class:`TapeRecord` every ``GradientTape.gradient``, ``jacobian`` and
-    ``batch_jacobian`` call made inside the block (calls these make themselves, such as the
-    ``gradient`` calls of a jacobian, are not recorded); the methods are wrapped for the block
-    only. Inside the block tf.functions run eagerly, so that a student's tf.function is
-    observed like plain code: values, not symbolic tensors. The calls are recorded by
-    :func:`harness.wrapping_tape_calls`, as every check module's are."""
-    record = TapeRecord()
+    """Record every automatic differentiation made inside the block in a
+    :class:`~autograder.checks.harness.GradientRecord` (:func:`harness.recording_autodiff`,
+    the one recorder: ``GradientTape.gradient``, ``jacobian``, ``batch_jacobian`` and
+    ``ForwardAccumulator.jvp``; calls these make themselves are not recorded). Inside the
+    block tf.functions run eagerly, so that a student's tf.function is observed like plain
+    code: values, not symbolic tensors."""
     was_eager = tf.config.functions_run_eagerly()
     with quiet_tensorflow():
         tf.config.run_functions_eagerly(True)
     try:
-        with wrapping_tape_calls(lambda name, *call_: record.calls.append(TapeCall(name, *call_))):
+        with recording_autodiff() as record:
             yield record
     finally:
         with quiet_tensorflow():
             tf.config.run_functions_eagerly(was_eager)
+
+
+def collect_prediction(*predicted, case, ctx):
+    """Kernel half of a prediction check (``check_square_grad_prediction(predicted_float,
+    predicted_int)``, ...): the values of the prediction variables, as they are; the judge
+    checks they are plain Python values (as 07's predict_* checks do).
+
+    Returns:
+        ``{"values": [each predicted value]}``.
+    """
+    return {"values": list(predicted)}
 
 
 def _pair(result, what: str, names: str):
@@ -267,6 +204,13 @@ def collect_square_grad(fn, case, ctx):
 
 
 check_square_grad = exercise_check("check_square_grad", collect_square_grad)
+
+#: ``check_square_grad_prediction(predicted_float, predicted_int)``: what the notebook's
+#: ``draft_square_grad`` returns for 3.0 and for the integer 2, predicted before it runs; the
+#: kernel half only passes the values on (:func:`collect_prediction`),
+#: the judge (``judge.tapes.square_grad_prediction``) decides.
+check_square_grad_prediction = exercise_check("check_square_grad_prediction",
+                                              collect_prediction)
 
 
 def collect_sum_squared_grad(fn, case, ctx):
@@ -376,6 +320,50 @@ def _keras_problem(case, initializer="glorot_uniform"):
     return model, optimizer, loss_object, tf.constant(x), tf.constant(y)
 
 
+#: What check_train_step and check_train_step_fault say when the step called model.predict.
+PREDICT_CAUSE = ("the step called model.predict inside the tape: predict runs Keras' own loop "
+                 "and returns a NumPy array, so the tape recorded nothing from the weights to "
+                 "the loss and every gradient was None.")
+PREDICT_FIX = "call the model itself, `logits = model(x)`, inside the tape; keep predict for inference."
+
+
+@contextlib.contextmanager
+def _watching_predict(model):
+    """Count the calls of ``model.predict`` and ``model.predict_on_batch`` made inside the block
+    (the instance's methods are wrapped for the block; Keras' warnings about eager tf.data
+    functions are silenced while they run). Yields a one-element list, the count."""
+    count = [0]
+    names = ("predict", "predict_on_batch")
+    originals = [getattr(model, name) for name in names]
+
+    def counting(original):
+        def counted(*args, **kwargs):
+            count[0] += 1
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return original(*args, **kwargs)
+        return counted
+
+    for name, original in zip(names, originals):
+        setattr(model, name, counting(original))
+    try:
+        yield count
+    finally:
+        for name in names:
+            with contextlib.suppress(AttributeError):
+                delattr(model, name)
+
+
+def _predict_explainer(what: str, count: list):
+    """An ``explain=`` detector for :func:`harness.call`: M47 when the optimizer got no
+    gradients and the step had called model.predict."""
+    def explain(error):
+        if count[0] and "No gradients provided" in str(error):
+            return "M47", f"{what}: the optimizer got no gradients: {PREDICT_CAUSE}", PREDICT_FIX
+        return None
+    return explain
+
+
 def collect_train_step(fn, case, ctx):
     """Kernel half of ``check_train_step(fn)``: one step of training by hand,
     ``train_step(model, optimizer, loss_object, x, y)``.
@@ -404,9 +392,10 @@ def collect_train_step(fn, case, ctx):
     layer = model.layers[0]
     steps = []
     for _ in range(2):
-        with observing_tapes() as record:
+        with observing_tapes() as record, _watching_predict(model) as predicted:
             result = call(fn, model, optimizer, loss_object, x, y, what=what,
-                           rerun=lambda: fn(*_keras_problem(case)))
+                          rerun=lambda: fn(*_keras_problem(case)),
+                          explain=_predict_explainer(what, predicted))
         if result is None:
             fail(f"{what} returned None instead of the loss.",
                  fix="return the loss value of the step (`return loss_value`).", code="none")
@@ -444,9 +433,10 @@ def collect_train_step_fault(faulty_line, fn, case, ctx):
     line = faulty_line[:1001] if isinstance(faulty_line, str) else None
     model, optimizer, loss_object, x, y = _keras_problem(case, initializer="zeros")
     layer = model.layers[0]
-    with observing_tapes() as record:
+    with observing_tapes() as record, _watching_predict(model) as predicted:
         result = call(fn, model, optimizer, loss_object, x, y, what=what,
-                      rerun=lambda: fn(*_keras_problem(case, initializer="zeros")))
+                      rerun=lambda: fn(*_keras_problem(case, initializer="zeros")),
+                      explain=_predict_explainer(what, predicted))
     if result is None:
         fail(f"{what}: the fixed train_step returned None instead of the loss.",
              fix="return the loss value of the step (`return loss_value`).", code="none")
@@ -544,8 +534,8 @@ def collect_grads_from_one_tape(fn, case, ctx):
     returns two float scalar tensors.
 
     Returns:
-        ``{"dz_dx", "dy_dx", "from_tape": both produced by tape calls, "one_tape": by two
-        calls on one tape}``.
+        ``{"dz_dx", "dy_dx", "from_tape": both produced by autodiff calls, "one_tape": by two
+        calls on one tape, "forward": by ForwardAccumulator.jvp calls (M46)}``.
     Raises:
         CheckFailed: M04 on "non-persistent" RuntimeError (two gradient calls on one ordinary
             tape); M01 when a gradient is None (the constant was never watched).
@@ -562,24 +552,35 @@ def collect_grads_from_one_tape(fn, case, ctx):
     for_z, for_y = record.producers(dz_dx), record.producers(dy_dx)
     one_tape = any(c is not d and c.tape is d.tape for c in for_z for d in for_y)
     return {"dz_dx": dz_dx, "dy_dx": dy_dx, "from_tape": bool(for_z and for_y),
-            "one_tape": one_tape}
+            "one_tape": one_tape,
+            "forward": bool(for_z and for_y) and all(c.forward for c in for_z + for_y)}
 
 
 check_grads_from_one_tape = exercise_check("check_grads_from_one_tape",
                                            collect_grads_from_one_tape)
 
 
-#: Scalar functions of the second_derivative exercise, TensorFlow, by name; the grader half has
-#: NumPy versions with their derivatives under the same names
-#: (:data:`autograder.checks.judge.tapes.SCALAR_FUNCTIONS`).
+#: Scalar functions of the second_derivative exercise's visible cases, TensorFlow, by name; the
+#: grader half has NumPy versions with their derivatives under the same names
+#: (:data:`autograder.checks.judge.tapes.SCALAR_FUNCTIONS`). Hidden cases carry their functions
+#: as source text (``{"tf": "def f(x): ...", "np": ..., "x": ...}``), never defined here.
 SCALAR_FUNCTIONS = {
     "x**3": lambda x: x ** 3,
-    "x**4": lambda x: x ** 4,
     "sin": tf.sin,
-    "exp": tf.exp,
-    "tanh": tf.tanh,
-    "x*sin(x)": lambda x: x * tf.sin(x),
 }
+
+
+def _case_function(case, named: dict, what: str):
+    """The TensorFlow function and the input of a case: ``(name, x)`` with a name of ``named``,
+    or a hidden case ``{"tf": source defining f, "x": ...}`` (built with
+    :func:`~autograder.checks.compare.function_from_source`)."""
+    __tracebackhide__ = True
+    if isinstance(case, dict):
+        return function_from_source(case["tf"], "f", {"tf": tf}), case["x"]
+    name, x = case
+    if name not in named:
+        fail(f"{what}: this case names an unknown function.", code="malformed")
+    return named[name], x
 
 
 def collect_second_derivative(fn, case, ctx):
@@ -590,10 +591,11 @@ def collect_second_derivative(fn, case, ctx):
     f''(x) what a tape returned when it differentiated that first gradient (so it recorded it).
     ``fn`` takes a TensorFlow function ``f`` and a float32 scalar tf.constant ``x`` and returns
     two float scalar tensors; a case is (name, x) with a name of :data:`SCALAR_FUNCTIONS`
-    (x**3 at 1.0 gives 3.0 and 6.0); hidden cases use functions the visible ones do not.
+    (x**3 at 1.0 gives 3.0 and 6.0); hidden cases carry their functions as source text.
 
     Returns:
-        ``{"dy_dx", "d2y_dx2", "first_from_tape": bool, "second_nested": bool}``.
+        ``{"dy_dx", "d2y_dx2", "first_from_tape": bool, "second_nested": bool,
+        "second_forward": f''(x) came from ForwardAccumulator.jvp (forward-over-back)}``.
     Raises:
         CheckFailed: M04 on a second gradient call on a non-persistent tape; M01 when a
             derivative is None for a constant but not for a tf.Variable (a tape did not watch
@@ -601,8 +603,8 @@ def collect_second_derivative(fn, case, ctx):
             after the outer tape's block closed).
     """
     __tracebackhide__ = True
-    name, x = case
-    f, what = SCALAR_FUNCTIONS[name], ctx.what
+    what = ctx.what
+    f, x = _case_function(case, SCALAR_FUNCTIONS, what)
 
     def run(arg):
         return _pair(call(fn, f, arg, what=what), what, "a tuple (dy_dx, d2y_dx2)")
@@ -623,8 +625,10 @@ def collect_second_derivative(fn, case, ctx):
         fail(f"{what}: {which} is None for a tf.constant x but not for a tf.Variable: "
              f"x was not watched.", mistake="M01",
              fix="call `tape.watch(x)` in each tape, first thing inside its `with` block.")
+    second = record.producers(d2y)
     return {"dy_dx": dy, "d2y_dx2": d2y, "first_from_tape": bool(record.producers(dy)),
-            "second_nested": any(record.derived(c) for c in record.producers(d2y))}
+            "second_nested": any(record.derived(c) for c in second),
+            "second_forward": bool(second) and all(c.forward for c in second)}
 
 
 check_second_derivative = exercise_check("check_second_derivative", collect_second_derivative)
@@ -728,15 +732,14 @@ check_product_grads_prediction = exercise_check("check_product_grads_prediction"
                                                 collect_product_grads_prediction)
 
 
-#: Functions R^n -> R of the Hessian exercise, TensorFlow (any float dtype), by name; the grader
-#: half has NumPy versions under the same names
-#: (:data:`autograder.checks.judge.tapes.VECTOR_FUNCTIONS`).
+#: Functions R^n -> R of the Hessian exercise's visible cases, TensorFlow (any float dtype), by
+#: name; the grader half has NumPy versions under the same names
+#: (:data:`autograder.checks.judge.tapes.VECTOR_FUNCTIONS`). Hidden cases carry their functions
+#: as source text.
 VECTOR_FUNCTIONS = {
     "sum of cubes": lambda x: tf.reduce_sum(x ** 3),
     "square of sum": lambda x: tf.reduce_sum(x) ** 2,
     "rosenbrock": lambda x: (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2,
-    "x0*x1**2+sin(x2)": lambda x: x[0] * x[1] ** 2 + tf.sin(x[2]),
-    "log-sum-exp": lambda x: tf.math.reduce_logsumexp(x),
 }
 
 
@@ -749,10 +752,12 @@ def collect_hessian(fn, case, ctx):
     jacobian of the inner tape's gradient produced (or, row by row, its gradient calls of the
     gradient's entries); finite differences or formulas fail. ``fn`` takes a TensorFlow function
     ``f`` (shape (n,) -> scalar) and a float32 tf.constant ``x`` of shape (n,) and returns a
-    float tensor of shape (n, n); a case is (name, x) with a name of :data:`VECTOR_FUNCTIONS`.
+    float tensor of shape (n, n); a case is (name, x) with a name of :data:`VECTOR_FUNCTIONS`,
+    or a hidden case carrying its function as source text.
 
     Returns:
-        ``{"result", "from_tape": bool, "nested": bool}``.
+        ``{"result", "from_tape": bool, "nested": bool, "forward": every producing call was a
+        ForwardAccumulator.jvp}``.
     Raises:
         CheckFailed: M04 on a second gradient call on a non-persistent tape; M01 when the
             result is None for a constant but not for a tf.Variable; M05 when it is None even
@@ -760,8 +765,9 @@ def collect_hessian(fn, case, ctx):
             closed).
     """
     __tracebackhide__ = True
-    name, x = case
-    f, x, what = VECTOR_FUNCTIONS[name], _floats(x), ctx.what
+    what = ctx.what
+    f, x = _case_function(case, VECTOR_FUNCTIONS, what)
+    x = _floats(x)
     with observing_tapes() as record:
         result = call(fn, f, _fresh_constant(x), what=what)
     if result is None:
@@ -778,9 +784,70 @@ def collect_hessian(fn, case, ctx):
         rows = [record.producers(row) for row in matrix]  # stacked gradients, one per entry
         if all(rows):
             return {"result": result, "from_tape": True,
-                    "nested": all(any(record.derived(c) for c in row) for row in rows)}
+                    "nested": all(any(record.derived(c) for c in row) for row in rows),
+                    "forward": all(c.forward for row in rows for c in row)}
     return {"result": result, "from_tape": bool(producers),
-            "nested": any(record.derived(c) for c in producers)}
+            "nested": any(record.derived(c) for c in producers),
+            "forward": bool(producers) and all(c.forward for c in producers)}
 
 
 check_hessian = exercise_check("check_hessian", collect_hessian)
+
+
+#: Functions R^n -> R of the Hessian-vector product exercise's visible cases, TensorFlow, by
+#: name; the grader half has their NumPy gradients under the same names
+#: (:data:`autograder.checks.judge.tapes.HVP_GRADIENTS`). Hidden cases carry theirs as source.
+HVP_FUNCTIONS = {
+    "sum of quartics": lambda x: tf.reduce_sum(x ** 4) / 4,
+    "coupled": lambda x: tf.reduce_sum(tf.exp(x)) + tf.reduce_sum(x[:-1] * x[1:]),
+}
+
+
+def collect_hvp(fn, case, ctx):
+    """Kernel half of ``check_hvp(fn)``: ``hvp(f, x, v)``, the Hessian-vector product H(x) v of
+    a scalar function f, by forward-over-back: a ``tf.autodiff.ForwardAccumulator`` (primals
+    x, tangents v) around a GradientTape, whose gradient's jvp is H v.
+
+    The idea graded: H v without the (n, n) Hessian: the value returned is what
+    ``ForwardAccumulator.jvp`` produced from a gradient a tape computed, and no autodiff call
+    returned n * n entries. ``fn`` takes a TensorFlow function f (shape (n,) -> scalar) and two
+    float32 tf.constants x and v of shape (n,), and returns a float tensor of shape (n,); a
+    case is ``{"f": a name of HVP_FUNCTIONS (or "tf": source defining f), "n", "seed"}`` (x
+    and v from :func:`~autograder.checks.judge.tapes.hvp_problem`).
+
+    Returns:
+        ``{"result", "methods": the methods of the calls that produced it, "derived": one of
+        them differentiated what an earlier call returned, "largest": most entries one autodiff
+        call returned, "calls": how many autodiff calls were made}``.
+    Raises:
+        CheckFailed: the causes :func:`harness.call` names; None returned (``none``).
+    """
+    __tracebackhide__ = True
+    what = ctx.what
+    if isinstance(case.get("tf"), str):
+        f = function_from_source(case["tf"], "f", {"tf": tf})
+    elif case.get("f") in HVP_FUNCTIONS:
+        f = HVP_FUNCTIONS[case["f"]]
+    else:
+        fail(f"{what}: this case names an unknown function.", code="malformed")
+    if not 1 < int(case["n"]) <= MAX_HVP_SIZE:
+        fail(f"{what}: this case's input is too large.", code="malformed")
+    x, v = hvp_problem(case)
+    with observing_tapes() as record:
+        result = call(fn, f, _fresh_constant(x), _fresh_constant(v), what=what)
+    if result is None:
+        fail(f"{what} returned None instead of H v.", code="none",
+             fix="return what the accumulator's jvp gives for the tape's gradient.")
+    producers = record.producers(result)
+    return {"result": result, "methods": [c.method for c in producers[:16]],
+            "derived": any(record.derived(c) for c in producers[:16]),
+            "largest": record.largest_result(), "calls": len(record.events)}
+
+
+check_hvp = exercise_check("check_hvp", collect_hvp)
+
+#: ``check_hvp_prediction(predicted_hessian_mb, predicted_hvp_mb, predicted_hvps_per_hessian)``:
+#: the memory of a float32 Hessian and of one HVP at n = 1000, and how many HVPs make a Hessian,
+#: predicted before the cells that measure them run (values only, judged by
+#: ``judge.tapes.hvp_prediction``).
+check_hvp_prediction = exercise_check("check_hvp_prediction", collect_prediction)

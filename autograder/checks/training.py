@@ -30,10 +30,17 @@ make_train_step   tape.gradient never ran for the model's variables (tf.gradient
                   seen in one more call run eagerly), the optimizer given did not take
                   the step (optimizer.iterations does not advance once per call:
                   assign_sub), or Keras' compile()/fit()/train_on_batch() ran
-make_eval_step    the evaluation step takes gradients (a tape in evaluation)
-fit               Keras compile()/fit()/train_on_batch() ran while fit did (on the
-                  model, or on another sharing its layers), or the optimizer given did
-                  not take epochs x batches steps
+make_eval_step    M55 (an evaluation step that trains): a tape in evaluation, or the
+                  weights changed (the notebook's draft, a copy of the train step)
+fit               one of Keras' training entry points ran on the model or on another
+                  sharing its layers (wrapped on the classes at import, before the
+                  student's first cell, so references saved later are caught, and a
+                  compiled state reset afterwards hides nothing), the optimizer given
+                  did not take epochs x batches steps, or, in a second run with SGD with
+                  momentum on fixed batches that the grader replays, the optimizer's
+                  momentum or the weights are not what its own rule gives for the
+                  gradients of the loss (steps by hand with optimizer.iterations bumped;
+                  other gradients applied, or an update by hand beside the optimizer's)
 final model       the model was compile()d or trained by Keras' fit, has no trainable
                   weights (a lookup), or is not build_model's network with its weights
                   (the features it is scored on are made by the check, not the
@@ -45,11 +52,13 @@ Known mistakes are named by experiment as before: M05, M12, M13, M14 when the op
 gradients (:func:`~autograder.checks.harness.explain_missing_gradient`), M07 for an optimizer or
 metric created inside the tf.function.
 
-Two exercises are find-and-fix with predictions: the notebook gives a broken draft
-(``make_pipeline_draft``: float64 features, shuffle after batch; ``make_train_step_draft``: an
-optimizer created inside the tf.function, the loss after the tape's block, accuracy measured
-after the update), the student predicts what happens, runs a cell that shows it, and writes
-the fix. Their checks take the predictions as further positional arguments and judge them
+Four exercises are find-and-fix: the notebook gives a broken draft (``make_pipeline_draft``:
+float64 features, shuffle after batch; ``build_model_draft``: a hidden layer shared by every
+model, a softmax output; ``make_train_step_draft``: an optimizer created inside the
+tf.function, the loss after the tape's block, accuracy measured after the update;
+``make_eval_step_draft``: a copy of the train step that updates the weights by hand), runs a
+cell that shows what it does, and the student writes the fix; two of them with predictions
+committed before that cell runs. Their checks take the predictions as further positional arguments and judge them
 after the code (a wrong one is answered with the reason; M08 for a trace per call); the hidden
 cases judge the code alone.
 
@@ -63,8 +72,8 @@ retrain=None, threshold=0.90, cases=None, hidden=False)``. Failing raises
 from __future__ import annotations
 
 import contextlib
-import functools
 import sys
+import weakref
 
 import numpy as np
 import tensorflow as tf
@@ -72,9 +81,9 @@ import tensorflow as tf
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import CheckFailed, fail, to_numpy
 from .harness import call, exercise_check, is_tf_function, recording_gradients
-from .judge.training import (FIT_BATCH, FIT_VAL_BATCH, HISTORY_KEYS, NUM_CLASSES, NUM_FEATURES,
-                             digits_split, eval_step_batch, indexed_labels, small_model_weights,
-                             train_step_batch)
+from .judge.training import (FIT_BATCH, FIT_RULE, FIT_VAL_BATCH, HISTORY_KEYS, NUM_CLASSES,
+                             NUM_FEATURES, digits_split, eval_step_batch, fit_rule_data,
+                             indexed_labels, small_model_weights, train_step_batch)
 
 __all__ = [
     "check_make_pipeline",
@@ -137,24 +146,88 @@ def _loss_fn():
     return tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
+#: Keras' own training entry points: compile() and fit(), and what fit() runs (train_on_batch,
+#: make_train_function, train_step). They are wrapped once, on the classes that define them,
+#: when this module is imported (the notebook's set-up cell, before any cell of the student's),
+#: so a reference saved later (``f = tf.keras.Model.fit``, the class's ``__dict__``) is the
+#: wrapped one, and a model's compiled state reset afterwards does not hide the call.
+KERAS_TRAINING = ("compile", "fit", "train_on_batch", "make_train_function", "train_step")
+#: Most Keras training calls reported by one watched block.
+KERAS_CALL_LIMIT = 20
+#: Most models and variables remembered as touched by Keras' training.
+KERAS_SEEN_LIMIT = 200_000
+
+#: ``{id: weakref}`` of every model, and every variable of a model, that one of Keras'
+#: training entry points ran on since the import (ids, not a WeakSet: Keras variables compare
+#: with ``==`` element-wise).
+_KERAS_SEEN: dict = {}
+#: The call lists of the :func:`_watching_keras` blocks open now.
+_KERAS_BLOCKS: list = []
+
+
+def _remember_keras(model, name: str) -> None:
+    """Note that Keras' training entry point ``name`` ran on ``model``: the model and its
+    variables (a model sharing its layers shares them), and the call in every open block."""
+    for calls in _KERAS_BLOCKS:
+        if len(calls) < KERAS_CALL_LIMIT:
+            calls.append(f"{type(model).__name__}.{name}")
+    try:
+        touched = [model] + list(model.variables)
+    except Exception:  # a model whose variables cannot be listed yet
+        touched = [model]
+    for obj in touched:
+        if len(_KERAS_SEEN) < KERAS_SEEN_LIMIT:
+            try:
+                _KERAS_SEEN[id(obj)] = weakref.ref(obj)
+            except TypeError:
+                continue
+
+
+def _keras_seen(obj) -> bool:
+    ref = _KERAS_SEEN.get(id(obj))
+    return ref is not None and ref() is obj
+
+
+def _keras_entry(name: str, original):
+    """``original`` (a Keras training method) wrapped to remember the model it runs on, before
+    and after it runs (a first call builds variables)."""
+    def method(self, *args, **kwargs):
+        _remember_keras(self, name)
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _remember_keras(self, name)
+    method.__name__, method.__doc__ = name, getattr(original, "__doc__", None)
+    method.__qualname__ = getattr(original, "__qualname__", name)
+    method._autograder_keras_entry = True
+    return method
+
+
+def _install_keras_watch() -> None:
+    """Wrap :data:`KERAS_TRAINING` on every model class loaded now that defines them (Keras'
+    Trainer and TensorFlowTrainer; later subclasses inherit the wrapped ones); once."""
+    for klass in _model_classes():
+        for name in KERAS_TRAINING:
+            original = vars(klass).get(name)
+            if callable(original) and not getattr(original, "_autograder_keras_entry", False):
+                setattr(klass, name, _keras_entry(name, original))
+
+
 def _keras_trained(*models) -> bool:
-    """Whether Keras' own training touched one of ``models``: compile() was called, or fit()
-    or train_on_batch() ran (a History, a train function)."""
+    """Whether Keras' own training touched one of ``models``: one of its training entry points
+    ran on it, or on a model sharing one of its variables, since this module was imported
+    (however the method was reached), or its state says so (compiled, a History, a train
+    function)."""
     for model in models:
         try:
+            if _keras_seen(model) or any(_keras_seen(v) for v in model.variables):
+                return True
             if (getattr(model, "compiled", False) or getattr(model, "history", None) is not None
                     or getattr(model, "train_function", None) is not None):
                 return True
         except Exception:  # a student's model whose attributes raise: not Keras-trained
             continue
     return False
-
-
-#: Keras' own training methods: a call of one while the student's step or loop runs is evidence
-#: that Keras trained a model, not the custom loop (M21).
-KERAS_TRAINING = ("compile", "fit", "train_on_batch")
-#: Most Keras training calls reported.
-KERAS_CALL_LIMIT = 20
 
 
 def _model_classes() -> list:
@@ -177,31 +250,17 @@ def _model_classes() -> list:
 
 @contextlib.contextmanager
 def _watching_keras():
-    """Report, in the list it yields, every call of a Keras model's compile(), fit() or
-    train_on_batch() made inside the block (the methods are wrapped on the classes that define
-    them, for the block only): kernel-side evidence that Keras trained a model, the given one
-    or another sharing its layers."""
-    calls, patched = [], []
-
-    def watched(name, original):
-        @functools.wraps(original)
-        def method(self, *args, **kwargs):
-            if len(calls) < KERAS_CALL_LIMIT:
-                calls.append(f"{type(self).__name__}.{name}")
-            return original(self, *args, **kwargs)
-        return method
-
+    """Report, in the list it yields, every call of one of Keras' training entry points made
+    inside the block (on any model: the given one or another sharing its layers)."""
+    calls = []
+    _KERAS_BLOCKS.append(calls)
     try:
-        for klass in _model_classes():
-            for name in KERAS_TRAINING:
-                original = vars(klass).get(name)
-                if callable(original):
-                    setattr(klass, name, watched(name, original))
-                    patched.append((klass, name, original))
         yield calls
     finally:
-        for klass, name, original in reversed(patched):
-            setattr(klass, name, original)
+        _KERAS_BLOCKS.remove(calls)
+
+
+_install_keras_watch()
 
 
 def _weights(model) -> list:
@@ -595,8 +654,12 @@ def collect_fit(fn, case, ctx):
 
     Args:
         case: ``(seed, epochs, n_train)``.
+    A second run (:func:`_fit_rule_run`) trains a fresh small model with SGD with momentum on
+    fixed batches, for the grader to replay: the weights and the optimizer's momentum slots
+    after it.
+
     Returns:
-        ``{"history", "lengths", "weights", "val_logits", "iterations", "keras"}``.
+        ``{"history", "lengths", "weights", "val_logits", "iterations", "keras", "rule"}``.
     Raises:
         CheckFailed: not a dict, a key missing, a value that is not a number; the mistakes of
             the train step that ``fit`` builds (M05, M07, M12, M13, ...), found by running
@@ -639,9 +702,50 @@ def collect_fit(fn, case, ctx):
         except (CheckFailed, TypeError, ValueError):
             fail(f"history[{key!r}] should be a list of numbers, one per epoch.",
                  code="history_type")
+    with _watching_keras() as rule_keras:
+        rule = _fit_rule_run(fn, seed, ctx)
     return {"history": values, "lengths": lengths, "weights": _weights(model),
             "val_logits": val_logits, "iterations": int(optimizer.iterations.numpy()),
-            "keras": bool(keras_calls) or _keras_trained(model)}
+            "keras": bool(keras_calls) or bool(rule_keras) or _keras_trained(model),
+            "rule": rule}
+
+
+def _momentum_slots(optimizer, variables) -> list:
+    """The momentum slot of each of ``variables`` in an SGD ``optimizer`` (Keras 3: the
+    ``momentums`` list, in the order of the variables it was built for), None for a variable
+    it holds none for (an optimizer never built, or built for other variables)."""
+    try:
+        built = list(optimizer._trainable_variables)
+        momentums = list(optimizer.momentums)
+    except Exception:
+        return [None] * len(variables)
+    slots = []
+    for variable in variables:
+        index = next((i for i, v in enumerate(built) if v is variable), None)
+        slots.append(None if index is None or index >= len(momentums)
+                     else np.asarray(momentums[index].numpy()))
+    return slots
+
+
+def _fit_rule_run(fn, seed: int, ctx) -> dict:
+    """A second run of the student's ``fit``, whose every step the grader can replay: a fresh
+    small model, SGD with momentum (an optimizer with state of its own), the fixed batches of
+    :func:`~autograder.checks.judge.training.fit_rule_data` in their order (no shuffle), a few
+    epochs. Returns the weights after it, the optimizer's momentum slots for the model's
+    variables (None where it has none) and its iteration count."""
+    __tracebackhide__ = True
+    x, y = fit_rule_data(seed)
+    train_ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(FIT_BATCH)
+    val_ds = tf.data.Dataset.from_tensor_slices((x[:FIT_BATCH], y[:FIT_BATCH])).batch(FIT_BATCH)
+    model = _small_model(seed + FIT_RULE["seed_offset"], hidden=FIT_RULE["hidden"])
+    optimizer = tf.keras.optimizers.SGD(learning_rate=FIT_RULE["lr"],
+                                        momentum=FIT_RULE["momentum"])
+    with _full_precision():
+        call(fn, model, optimizer, train_ds, val_ds, FIT_RULE["epochs"],
+             what=f"{ctx.what} (a second run: SGD with momentum, batches in a fixed order)")
+    return {"weights": _weights(model),
+            "slots": _momentum_slots(optimizer, model.trainable_variables),
+            "iterations": int(optimizer.iterations.numpy())}
 
 
 check_fit = exercise_check("check_fit", collect_fit)

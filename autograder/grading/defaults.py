@@ -166,7 +166,7 @@ MAX_OTHER_FILES_BYTES = 50 * 2**20
 
 # The files a notebook writes in its kernel's working folder are copied back beside its autograded
 # notebook, as nbgrader leaves them: regular files at the top of the folder, with names of
-# WRITTEN_NAME (letters, digits, ``_``, ``.``, ``+``, ``-`` and inner spaces, starting with a
+# WRITTEN_NAME (ASCII letters, digits, ``_``, ``.``, ``+``, ``-`` and inner spaces, starting with a
 # letter or digit), at most MAX_WRITTEN_FILES of them taking MAX_OTHER_FILES_BYTES together; each is read
 # through the grader's door in pieces of WRITTEN_CHUNK_BYTES (an answer is a bytes literal, at
 # most 4 times as long, under MAX_MESSAGE_BYTES).
@@ -174,7 +174,19 @@ MAX_WRITTEN_FILES = 64
 
 WRITTEN_CHUNK_BYTES = 2**20
 
-WRITTEN_NAME = re.compile(r"[^\W_]|[^\W_][\w .+-]{0,98}[\w+-]")
+# ASCII only, at most 100 bytes: under every file system's name limit, one name per spelling.
+WRITTEN_NAME = re.compile(r"[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9_ .+-]{0,98}[A-Za-z0-9_+-]")
+
+# Names never copied back, whatever the limits: files that act by where they lie (nbgrader's
+# feedback converts every notebook of the folder; Python, Jupyter and nbgrader run from that
+# folder load its .py, .pth and config files).
+WRITTEN_REFUSED = re.compile(r".*\.(ipynb|py|pyc|pth|so|pyw)|(jupyter|nbgrader|ipython)_.*|conftest.*",
+                             re.IGNORECASE)
+
+# The most notes on left-out written files kept per notebook (one more says how many were not
+# listed), and the seconds the copy-back of one notebook's files may take in all.
+MAX_WRITTEN_NOTES = 10
+WRITTEN_SECONDS = 60
 
 # The deepest JSON nesting of a notebook read (a notebook is about 8 deep; deeper structures
 # would reach Python's recursion limit in json, nbformat, jsonschema or copy).

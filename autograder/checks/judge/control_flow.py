@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import exercise
+from .pitfalls import PREDICTION_LABEL, _predicted, _prediction_values, _same, _wrong
 from .readers import (PY_FUNC_OPS, check_probe, count, op_types, refuse_py_function,
                       require_from, values)
 
@@ -41,6 +42,10 @@ TABLE_OPS = {"LookupTableFind", "LookupTableFindV2", "LookupTableImport",
 #: The most entries a constant of a FizzBuzz graph needs: one period of 15 (a table of words
 #: for i % 15 is computing; a longer one is the answer written in advance).
 FIZZBUZZ_TABLE = 15
+#: The most bytes of text a FizzBuzz graph needs written in advance: the words of one period
+#: ("Fizz", "Buzz", "FizzBuzz", and a period of 15 table entries at 8 bytes each); counted in
+#: bytes, so one long string of the words for 1..n is as long as its characters.
+FIZZBUZZ_TEXT_BYTES = 120
 #: Most iterations of the reference loop of tanh_loop (cases are the instructor's).
 MAX_STEPS = 100_000
 
@@ -60,11 +65,13 @@ def fizzbuzz_reference(n: int) -> list[str]:
 
 
 def tanh_reference(values) -> tuple[np.ndarray, int]:
-    """x after ``while sum(x) > 1: x = tanh(x)`` in float64, and the number of iterations."""
-    x, steps = np.asarray(values, np.float64), 0
-    while x.sum() > 1 and steps < MAX_STEPS:
-        x, steps = np.tanh(x), steps + 1
-    return x, steps
+    """The history of x under ``while sum(x) > 1: x = tanh(x)`` in float64, shape
+    (steps + 1, n): x before the loop, then after each step; and the number of steps."""
+    x = np.asarray(values, np.float64).reshape(-1)
+    rows = [x]
+    while rows[-1].sum() > 1 and len(rows) <= MAX_STEPS:
+        rows.append(np.tanh(rows[-1]))
+    return np.stack(rows), len(rows) - 1
 
 
 # --------------------------------------------------------------------------- probes
@@ -82,6 +89,19 @@ def sum_even_probe(values) -> list:
 def count_word_probe(labels, word) -> list:
     """The probe of a count_word case: the labels with one more ``word`` at the end."""
     return list(labels) + [word]
+
+
+#: What :func:`count_word_text_probe` appends to every entry: an accent (two bytes in UTF-8,
+#: which str() and repr() of bytes write as escapes) and a quote (which makes repr() switch to
+#: double quotes). No regular-expression metacharacter: an exact match by regex still counts.
+TEXT_SUFFIX = "\u00e9'"
+
+
+def count_word_text_probe(labels, word) -> tuple[list, str]:
+    """The text probe of a count_word case: every label and the word with :data:`TEXT_SUFFIX`
+    appended (the count stays the case's). ``str(b"...\\xc3\\xa9...")`` is not the text:
+    only a decoded comparison (or one of bytes) counts right."""
+    return [label + TEXT_SUFFIX for label in labels], word + TEXT_SUFFIX
 
 
 # --------------------------------------------------------------------------- shared helpers
@@ -102,7 +122,46 @@ def strings(ctx, result, part: str = "") -> np.ndarray:
         value) if value.size else value.astype(object)
 
 
+# --------------------------------------------------------------------------- predict_draft
+
+#: What the three calls of classify_draft do: the graph call raises while tracing (the word is
+#: not set on the path x == 0, and tf.cond traces every path), the same code run eagerly with
+#: 2.0 returns "positive", and eagerly with 0.0 raises UnboundLocalError.
+DRAFT_RUNS = [False, True, False]
+
+
+@exercise("predict_draft", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="a tensor `if` becomes a tf.cond, which traces every branch whatever x is: a "
+               "word set on two of the three paths fails while tracing, even for x = 2.0; the "
+               "same Python code run eagerly takes one path, and fails only for 0.0: "
+               "[False, True, False].")
+def predict_draft(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_runs], three bools (whether each call returns a word).
+    Reference: :data:`DRAFT_RUNS`. Graded as 07's predictions are
+    (:mod:`autograder.checks.judge.pitfalls`)."""
+    names = ("predicted_runs",)
+    [runs] = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("list",))
+    if not _same(runs, DRAFT_RUNS):
+        graph_runs = len(runs) == 3 and runs[0] is True
+        _wrong(ctx, names[0], runs, DRAFT_RUNS, "As a graph, AutoGraph turns the tensor `if` "
+               "into tf.cond and traces both of its branches, whatever x is: the word is not "
+               "set on the path x == 0, so even classify_draft(tf.constant(2.0)) raises while "
+               "tracing. Run eagerly, the Python `if` takes one path: 2.0 sets the word, 0.0 "
+               "reaches `return word` with no word (UnboundLocalError).",
+               mistake="M36" if graph_runs else None,
+               fix="three bools, one per call, in the order of the cell: True where the call "
+                   "returns a word, False where it raises.")
+
+
 # --------------------------------------------------------------------------- classify
+
+ONE_BRANCH = ("{what} raised ValueError while TensorFlow traced it: the word is set on two of "
+              "the three paths only. A tensor `if` becomes a tf.cond, which traces every "
+              "branch whatever x is, so a name read after it must be set on every path.",
+              "set the word in an `else:` branch too (`else: word = \"zero\"`), or return "
+              "from each branch.")
+
 
 @exercise("classify", module=MODULE, cases=[2.0, -3.0, 0.0],
           idea="a plain Python if/elif/else on the tensor, converted by AutoGraph: the words "
@@ -111,7 +170,8 @@ def strings(ctx, result, part: str = "") -> np.ndarray:
                "the graph, on each call; no Python function called from it).",
           kernel_evidence="the op types of classify's graph, those the returned word is "
                           "computed from, and whether AutoGraph's code of it holds "
-                          "ag__.if_stmt")
+                          "ag__.if_stmt",
+          findings={"one_branch": ONE_BRANCH})
 def classify(case, obs, ctx):
     """``obs``: ``results`` (two calls, each ``{"string", "value", "kind"}``), ``op_types``
     (of the graph for a float32 scalar), ``output_ops`` (those the word is computed from),
@@ -155,22 +215,35 @@ def classify(case, obs, ctx):
 
 # --------------------------------------------------------------------------- tanh_loop
 
+LOOP_SHAPE = ("{what} raised ValueError while TensorFlow traced it: the history is a loop "
+              "variable whose shape changes from one iteration to the next (one more row each "
+              "time). tf.while_loop needs every loop variable to keep its shape and dtype "
+              "unless told otherwise.",
+              "collect the rows in a tf.TensorArray (ta = ta.write(i, x), then ta.stack()), "
+              "or declare the changing shape with tf.autograph.experimental.set_loop_options("
+              "shape_invariants=[(history, tf.TensorShape([None, None]))]) as the loop's "
+              "first line.")
+
+
 @exercise("tanh_loop", module=MODULE, cases=[[1.0, 2.0]],
           label=lambda case: f"input {case}",
-          idea="the while loop runs in the graph: the returned x is computed by a While op of "
-               "its graph (no Python function called from it), one graph serves inputs of "
-               "different values, and tf.print prints x on each iteration.",
-          kernel_evidence="the op types of the graph and those the returned x is computed "
-                          "from, trace counts, and how many lines each call and a fresh trace "
-                          "printed",
-          findings={"no_print": ("{what} returns the right x but prints nothing.",
-                                 "print x with tf.print(x) inside the loop.")})
+          idea="the draft fixed: the while loop runs in the graph, and the history of x (one "
+               "row more per iteration) is computed by a While op of its graph, collected in "
+               "a TensorArray or a loop variable whose changing shape is declared (no Python "
+               "function called from the graph); one graph serves inputs that run different "
+               "numbers of iterations, and tf.print prints x on each iteration.",
+          kernel_evidence="the op types of the graph and those the returned history is "
+                          "computed from, trace counts, and how many lines each call and a "
+                          "fresh trace printed",
+          findings={"no_print": ("{what} returns the right history but prints nothing.",
+                                 "print x with tf.print(x) inside the loop."),
+                    "loop_shape": LOOP_SHAPE})
 def tanh_loop(case, obs, ctx):
     """``obs``: ``results`` (two calls), ``lines`` (non-empty lines printed by each),
     ``trace_lines`` (lines a fresh copy printed while it traced), ``retraced`` (traces the
     second call made), ``probe`` (the result for :func:`tanh_probe`), ``op_types``,
-    ``output_ops`` (those the returned x is computed from).
-    Reference: the same loop in NumPy."""
+    ``output_ops`` (those the returned history is computed from).
+    Reference: the same loop in NumPy (:func:`tanh_reference`)."""
     want, steps = tanh_reference(case)
     got = values(obs, "results", 2)
     printed = values(obs, "lines", 2)
@@ -182,7 +255,7 @@ def tanh_loop(case, obs, ctx):
             raise ValueError("lines: not a count")
         if lines < steps:
             if not PRINT_OPS & ops and count(obs, "trace_lines") == 0:
-                ctx.fail(f"{ctx.what} returns the right x but prints nothing.",
+                ctx.fail(f"{ctx.what} returns the right history but prints nothing.",
                          fix="print x with tf.print(x) inside the loop.", code="no_print")
             # Not how many lines: that depends on whether fn was traced before this call.
             ctx.fail(f"{ctx.what}{ran} did not print once per iteration. A Python print() "
@@ -197,12 +270,14 @@ def tanh_loop(case, obs, ctx):
     probe = tanh_probe(case)
     check_probe(ctx, obs["probe"], tanh_reference(probe)[0], got[0], want,
                 "another input of the same shape", f"the input {probe}",
-                "return x as the loop leaves it.", rtol=1e-4, atol=1e-5, check_dtype="float")
-    fix = ("loop with `while tf.reduce_sum(x) > 1:` on the tensor (AutoGraph makes it a "
-           "tf.while_loop), x = tf.tanh(x) and tf.print(x) in its body, and return x.")
+                "return the history the loop built: x before it, then one row per step.",
+                rtol=1e-4, atol=1e-5, check_dtype="float")
+    fix = ("keep the draft's `while tf.reduce_sum(x) > 1:` on the tensor (AutoGraph makes it a "
+           "tf.while_loop), with x = tf.tanh(x), tf.print(x) and the new row of the history "
+           "in its body, and return the history.")
     if not WHILE_OPS & ops:
-        ctx.fail(f"{ctx.what} gives the right x, but its graph has no While op: the loop does "
-                 f"not run in the graph.", mistake="M21",
+        ctx.fail(f"{ctx.what} gives the right history, but its graph has no While op: the "
+                 f"loop does not run in the graph.", mistake="M21",
                  fix="loop with `while tf.reduce_sum(x) > 1:` on the tensor (AutoGraph makes "
                      "it a tf.while_loop).", code="no_while")
     refuse_py_function(ctx, obs, fix)
@@ -245,12 +320,15 @@ def _fizzbuzz_result(ctx, result, n: int, part: str = "") -> None:
                "or tensor ops), with no table of words written in advance (constants, captured "
                "tensors or lookup tables) and no Python function called from the graph.",
           kernel_evidence="trace counts, the op types of the graph, the size and numeral "
-                          "entries of the constants and captured tensors it holds, and how "
-                          "many captured resources (lookup tables) that are not its variables")
+                          "entries of the constants and captured tensors it holds, the bytes "
+                          "of text and the runs of digits written in them, and how many "
+                          "captured resources (lookup tables) that are not its variables")
 def fizzbuzz(case, obs, ctx):
     """``obs``: ``results`` (two calls with n), ``probe`` (the call with n + 1), each
     ``{"string", "value", "kind"}``; ``traces`` (traces the three calls made), ``op_types``,
-    ``largest_constant``, ``numeral_strings``, ``captured_resources``. Reference: :func:`fizzbuzz_reference`."""
+    ``largest_constant``, ``numeral_strings``, ``captured_resources``, ``text_bytes`` and
+    ``text_numbers`` (the text written in advance, in bytes, and the runs of digits in it).
+    Reference: :func:`fizzbuzz_reference`."""
     n = int(case)
     for result in values(obs, "results", 2):
         _fizzbuzz_result(ctx, result, n)
@@ -277,6 +355,15 @@ def fizzbuzz(case, obs, ctx):
                  fix="compute each word in the loop: tf.constant(\"Fizz\") and friends for "
                      "multiples, tf.strings.as_string(i) for the other numbers.",
                  code="table")
+    if count(obs, "text_bytes") > FIZZBUZZ_TEXT_BYTES or count(obs, "text_numbers"):
+        ctx.fail(f"{ctx.what} returns the right words, but its graph holds them written in "
+                 f"advance as text (a long string of words or numbers, split or sliced): "
+                 f"counted in bytes, it holds more than the words of one period of 15, or "
+                 f"numbers written out, not computed from n.",
+                 mistake="M21",
+                 fix="compute each word in the loop: tf.constant(\"Fizz\") and friends for "
+                     "multiples, tf.strings.as_string(i) for the other numbers.",
+                 code="text")
 
 
 # --------------------------------------------------------------------------- count_word
@@ -295,15 +382,25 @@ def _count(ctx, got, part: str = "") -> int:
     return int(value)
 
 
+#: M35 as count_word meets it when a UnicodeError is raised: the bytes decoded as ASCII.
+NOT_UTF8 = ("{what} raised UnicodeDecodeError on entries with an accent: the bytes were "
+            "decoded as ASCII (numpy's astype(str) does so), but a tf.string tensor holds "
+            "UTF-8.",
+            "decode each entry with label.decode(\"utf-8\"), or compare bytes (label == "
+            "word.encode(\"utf-8\"), or labels == word in TensorFlow).")
+
+
 @exercise("count_word", module=MODULE, cases=[(fizzbuzz_reference(15), "Fizz")],
-          label=_count_word_label,
+          label=_count_word_label, findings={"not_utf8": NOT_UTF8},
           idea="a tf.string tensor holds bytes: entries are decoded (or the word encoded) "
-               "before they are compared, and the count follows the labels (one more "
-               "occurrence of the word counts one more).",
+               "as UTF-8 before they are compared, not read through str() or repr() (a word "
+               "with an accent and a quote counts too), and the count follows the labels "
+               "(one more occurrence of the word counts one more).",
           kernel_evidence=None)
 def count_word(case, obs, ctx):
-    """``obs``: ``result`` (for the case), ``probe`` (for :func:`count_word_probe`).
-    Reference: exact matches counted in Python."""
+    """``obs``: ``result`` (for the case), ``probe`` (for :func:`count_word_probe`),
+    ``text_probe`` (for :func:`count_word_text_probe`). Reference: exact matches counted in
+    Python."""
     labels, word = case
     want = sum(1 for s in labels if s == word)
     got = _count(ctx, obs["result"])
@@ -328,6 +425,17 @@ def count_word(case, obs, ctx):
     if probe != want + 1:
         ctx.fail(f"{ctx.what}: with the word once more at the end of labels, the count should "
                  f"grow by one.", code="value")
+    text = _count(ctx, obs["text_probe"], ", with an accent and a quote added to every entry "
+                                          "and to the word,")
+    if text != want:
+        shown = f" (the word {word + TEXT_SUFFIX!r}: {want}, got {text})" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what} counts right for plain words, but not when the entries and the "
+                 f"word hold an accent and a quote{shown}: str() and repr() of bytes write "
+                 f"escapes, they do not decode the text (str(\"\u00e9\".encode()) is "
+                 f"b'\\xc3\\xa9', not \"\u00e9\"), and a decoding other than UTF-8 garbles "
+                 f"the accent.", mistake="M35",
+                 fix="decode each entry (label.decode(\"utf-8\") == word), or compare bytes "
+                     "(label == word.encode(\"utf-8\"), or labels == word in TensorFlow).")
 
 
 # --------------------------------------------------------------------------- sum_even

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import exercise
+from .pitfalls import PREDICTION_LABEL, _predicted, _same, _wrong
 from .readers import (PY_FUNC_OPS, check_probe, count, op_types, refuse_py_function,
                       require_from, values)
 
@@ -27,6 +28,75 @@ CONDITIONAL_OPS = {"If", "StatelessIf"}
 ASSIGN_OPS = {"AssignAddVariableOp", "AssignSubVariableOp", "AssignVariableOp"}
 #: Op types of tf.print.
 PRINT_OPS = {"PrintV2", "Print"}
+
+# --------------------------------------------------------------------------- predictions
+# Graded as 07's predict_* cells are (autograder.checks.judge.pitfalls): a prediction's case is
+# None and its observations are {"values": [the prediction variables' values]}.
+
+#: What a Python ``if`` on a graph tensor raises without AutoGraph, and its base class.
+IF_ERRORS = ("OperatorNotAllowedInGraphError", "TypeError")
+
+
+@exercise("predict_if_error", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="without AutoGraph a Python if on a graph tensor cannot be decided while "
+               "TensorFlow traces (the tensor has no value yet): the first call raises "
+               "OperatorNotAllowedInGraphError, a TypeError.")
+def predict_if_error(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_if_error], the name of an exception class (the kernel
+    half turns a class into its name) or None (\"it returns\"). Reference:
+    OperatorNotAllowedInGraphError (or its base class, TypeError)."""
+    name = "predicted_if_error"
+    [got] = values(obs, "values", 1)
+    if got is not None and (not isinstance(got, str) or not 0 < len(got) <= 100):
+        ctx.fail(f"{ctx.what}: {name} should be the name of an exception class as a string "
+                 f"(\"ValueError\"), or None if you expect a value, written in the prediction "
+                 f"cell before the code runs.",
+                 fix=f"set `{name} = \"...\"` in the prediction cell.", code="prediction_type")
+    if got is None or got.strip().rsplit(".", 1)[-1] not in IF_ERRORS:
+        _wrong(ctx, name, got, IF_ERRORS[0], "While tracing, x >= 0 is a symbolic tensor with "
+               "no value: Python's if asks for its truth value, and without AutoGraph nothing "
+               "turns the if into a tf.cond, so the first call raises.", mistake="M09")
+
+
+#: The calls of the draft in the trace prediction (the notebook's reveal cell makes them):
+#: 20.0, 25.0, 20.0 (Python floats), a float32 scalar, float32 vectors of 2 and 3.
+DRAFT_TRACES = 4
+
+
+@exercise("predict_retraces", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="with reduce_retracing=True Python floats are still traced by value (20.0 and "
+               "25.0 make a graph each, the second 20.0 reuses the first); a float32 scalar "
+               "tensor makes a third, a vector a fourth, which reduce_retracing generalises "
+               "to every shape, so the last vector reuses it: 4 traces.")
+def predict_retraces(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_draft_traces]. Reference: 4."""
+    names = ("predicted_draft_traces",)
+    [traces] = got = values(obs, "values", 1)
+    _predicted(ctx, got, names, ("count",))
+    if not _same(traces, DRAFT_TRACES):
+        why = ("reduce_retracing relaxes shapes, not Python values: 20.0 and 25.0 are traced "
+               "by value (two graphs), the scalar tensor makes a third, the first vector a "
+               "fourth, generalised to any shape, which the second vector reuses.")
+        _wrong(ctx, names[0], traces, DRAFT_TRACES, why,
+               mistake="M26" if traces in (1, 2, 3) else None)
+
+
+@exercise("predict_prints", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="a Python print runs while TensorFlow traces (once for the three float32 "
+               "scalars, once more for the vector: 2 lines); tf.print is an op of the graph "
+               "and runs on each of the four calls (4 lines).")
+def predict_prints(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_python_prints, predicted_tf_prints]. Reference: 2, 4."""
+    names = ("predicted_python_prints", "predicted_tf_prints")
+    python, printed = got = values(obs, "values", 2)
+    _predicted(ctx, got, names, ("count", "count"))
+    if not _same(python, 2):
+        _wrong(ctx, names[0], python, 2, "Python's print runs only while TensorFlow traces: "
+               "the three scalars share one graph, and the vector (a new shape) traces once "
+               "more.", mistake="M08" if python == 4 else None)
+    if not _same(printed, 4):
+        _wrong(ctx, names[1], printed, 4, "tf.print is an op of the graph: it runs on every "
+               "call, four times, whichever graph the call runs.")
 
 
 
@@ -181,6 +251,66 @@ def grad_through(case, obs, ctx):
                      "`with` block.", mistake="M21", code="f_not_traced")
 
 
+# --------------------------------------------------------------------------- log_cosh
+
+#: M30 as log_cosh meets it: the tape gets no gradient through tf.numpy_function.
+NO_GRADIENT = ("{what}: the tape gets no gradient through it (None): "
+               "the graph hands x to NumPy (tf.numpy_function), and NumPy's operations are "
+               "not recorded.")
+TF_OPS_FIX = ("compute it with TensorFlow ops on x (their NumPy namesakes are in tf.math), "
+              "with no tf.numpy_function, tf.py_function or .numpy() in the function.")
+
+
+#: M33 as log_cosh meets it: cosh(x) overflows float32, so log(cosh(x)) is inf there.
+OVERFLOW = ("{what} is inf or nan where log(cosh(x)) is finite{shown}: cosh(x) overflows "
+            "float32 for |x| above about 89, although log(cosh(x)) is only about |x| - log 2 "
+            "there.")
+OVERFLOW_FIX = ("rewrite log(cosh(x)) so that no intermediate value overflows: cosh(x) = "
+                "e^|x| (1 + e^(-2|x|)) / 2, and tf.math.softplus(z) = log(1 + e^z) and "
+                "tf.math.log1p are computed stably (or compute in float64).")
+
+
+@exercise("log_cosh", module=MODULE, cases=[[0.5, -2.0, 0.0, 100.0]],
+          label=lambda case: f"input {case}",
+          idea="the gradient flows through a tf.function only through TensorFlow ops, and the "
+               "loss stays finite for large errors: run as a graph, log_cosh gives log(cosh(x)) "
+               "(also where cosh(x) overflows float32, |x| > 89) and a tape's gradient through "
+               "it is tanh(x); NumPy (tf.numpy_function) gives no gradient, and Python "
+               "(tf.py_function) runs outside the graph.",
+          kernel_evidence="the gradient a tape took through the tf.function, and the op types "
+                          "of its graph (no Python or NumPy function called from it)")
+def log_cosh(case, obs, ctx):
+    """``obs``: ``result`` (log_cosh(x) as a graph), ``gradient`` (d sum(result)/dx from a
+    tape, or None), ``op_types`` (of its graph). Reference: log(cosh(x)) and tanh(x), from
+    float64."""
+    x = np.asarray(case, np.float64)
+    want = np.log(np.cosh(x)).astype(np.float32)
+    ops = op_types(obs)
+    if obs["gradient"] is None:
+        if PY_FUNC_OPS & ops:
+            ctx.fail(NO_GRADIENT.format(what=ctx.what), mistake="M30", fix=TF_OPS_FIX,
+                     code="no_gradient")
+        ctx.fail(f"{ctx.what}: the tape gets no gradient through it (None): the value is not "
+                 f"computed from x by ops the tape records.",
+                 mistake="M14", fix=TF_OPS_FIX, code="gradient_none")
+    refuse_py_function(ctx, obs, TF_OPS_FIX)
+    result = np.asarray(obs["result"], dtype=np.float64) if not isinstance(
+        obs["result"], (str, bytes, dict)) else None
+    gradient = np.asarray(obs["gradient"], dtype=np.float64) if not isinstance(
+        obs["gradient"], (str, bytes, dict)) else None
+    if result is not None and gradient is not None and result.shape == x.shape \
+            and gradient.shape == x.shape:
+        bad = (np.abs(x) > 80) & (~np.isfinite(result) | ~np.isfinite(gradient)
+                                  | (np.abs(gradient) < 0.5))
+        if bad.any():
+            shown = f" (at x = {x[bad].tolist()})" if ctx.reveal else ""
+            ctx.fail(OVERFLOW.format(what=ctx.what, shown=shown), mistake="M33",
+                     fix=OVERFLOW_FIX, code="overflow")
+    ctx.close(obs["result"], want, rtol=1e-5, atol=1e-5, check_dtype="float")
+    ctx.close(obs["gradient"], np.tanh(x).astype(np.float32), ", its gradient", rtol=1e-4,
+              atol=1e-5, check_dtype="float")
+
+
 # --------------------------------------------------------------------------- make_celsius
 
 def _fahrenheit(c) -> np.ndarray:
@@ -227,9 +357,9 @@ def make_celsius_to_fahrenheit(case, obs, ctx):
             ctx.fail(f"{ctx.what} gave the right values but traced {traces} times for 3 inputs "
                      f"(the case's, another Python value, a tensor of another shape): each new "
                      f"Python float (or shape) made a new graph (reduce_retracing=True does "
-                     f"not help with Python numbers).", mistake="M21", fix=SIGNATURE_FIX,
+                     f"not help with Python numbers).", mistake="M26", fix=SIGNATURE_FIX,
                      code="retraced")
-        ctx.fail(RETRACED.format(what=ctx.what), mistake="M21", fix=SIGNATURE_FIX,
+        ctx.fail(RETRACED.format(what=ctx.what), mistake="M26", fix=SIGNATURE_FIX,
                  code="retraced")
 
 
@@ -257,7 +387,8 @@ NUMPY_IN_GRAPH = ("{what} failed while TensorFlow traced it: inside a tf.functio
           findings={"numpy_in_graph": NUMPY_IN_GRAPH})
 def noisy_square(case, obs, ctx):
     """``obs``: ``results`` (one per call), ``probe`` (the result for :func:`nearby` x),
-    ``lines`` (captured lines holding x during the calls), ``trace_lines`` (lines printed
+    ``lines`` (captured lines holding x during the calls), ``symbolic_lines`` (captured lines
+    showing a symbolic tensor, ``Tensor("``), ``trace_lines`` (lines printed
     while a fresh copy traced), ``op_types``. Reference: x * x in float32."""
     x, calls = float(case[0]), int(case[1])
     want = np.float32(x) * np.float32(x)
@@ -273,9 +404,16 @@ def noisy_square(case, obs, ctx):
     if lines >= calls:
         return
     times = f" {calls} times" if ctx.reveal else ""
+    if PRINT_OPS & ops and count(obs, "symbolic_lines") >= calls:
+        ctx.fail(f"{ctx.what} prints on every call, but each line shows the symbolic tensor "
+                 f"(Tensor(\"x:0\", ...)), not x's value: the f-string (or str()) ran once, "
+                 f"while TensorFlow traced, and made a constant string of the graph's "
+                 f"placeholder.", mistake="M31",
+                 fix="hand x to tf.print as an argument of its own, not inside a string, so "
+                     "the graph prints its value when it runs.", code="symbolic")
     if PRINT_OPS & ops:
         ctx.fail(f"{ctx.what} prints on every call, but x is not in what it prints.",
-                 fix='print x itself: tf.print("square of", x).', code="not_x")
+                 mistake="M21", fix='print x itself: tf.print("square of", x).', code="not_x")
     if count(obs, "trace_lines") == 0:
         ctx.fail(NOTHING_PRINTED.format(what=ctx.what), mistake="M21",
                  fix="print x with tf.print(...) inside the function.", code="no_print")
@@ -306,7 +444,20 @@ def accumulator(case, obs, ctx):
     (its value after the calls) and ``op_types`` (of add's graph). Reference: np.cumsum."""
     added = np.asarray(case, np.float32).reshape(-1)
     expected = np.cumsum(added)
-    for instance in values(obs, "instances", 2):
+    first, second = values(obs, "instances", 2)
+    shared = expected + (expected[-1] if added.size else np.float32(0.0))
+    totals = values(second, "totals", len(added))
+    if added.size and np.any(expected != shared) and all(
+            isinstance(got, (int, float, np.floating, np.ndarray)) and np.ndim(got) == 0
+            and np.isclose(float(got), want, rtol=1e-5, atol=1e-6)
+            for got, want in zip(totals, shared)):
+        shown = (f" (its totals were {[round(float(t), 4) for t in totals]}, not "
+                 f"{[round(float(t), 4) for t in expected]})" if ctx.reveal else "")
+        ctx.fail(f"{ctx.what}: a second Accumulator() starts where the first one stopped"
+                 f"{shown}: both instances update one tf.Variable.", mistake="M32",
+                 fix="give each instance its own variable, made in __init__: "
+                     "self.total = tf.Variable(0.0).", code="shared")
+    for instance in (first, second):
         for step, (got, want) in enumerate(zip(values(instance, "totals", len(added)),
                                                expected)):
             part = (f", add's total after {step + 1} call(s)" if ctx.reveal
@@ -315,7 +466,7 @@ def accumulator(case, obs, ctx):
         if instance["total_is_variable"] is not True:
             shown = f", got {instance['total_type']}" if ctx.reveal else ""
             ctx.fail(f"{ctx.what}: Accumulator.total should be a tf.Variable{shown}.",
-                     fix="make it once, in __init__: self.total = tf.Variable(0.0).",
+                     mistake="M21", fix="make it once, in __init__: self.total = tf.Variable(0.0).",
                      code="not_variable")
         ctx.close(instance["total"], expected[-1] if added.size else np.float32(0.0),
                   ", total after the calls")

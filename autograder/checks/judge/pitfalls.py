@@ -26,6 +26,8 @@ Messages show values only when ``ctx.reveal`` (a student's visible check).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from . import exercise
@@ -42,6 +44,9 @@ STATE_READ_OPS = {"ReadVariableOp", "ResourceGather", "IteratorGetNext",
                   "IteratorGetNextAsOptional"}
 #: Op types of a tf.data iterator's next element.
 ITERATOR_OPS = {"IteratorGetNext", "IteratorGetNextAsOptional"}
+#: Op types that make a new tf.data iterator (inside a graph: one on every call).
+ITERATOR_MAKE_OPS = {"AnonymousIterator", "AnonymousIteratorV2", "AnonymousIteratorV3",
+                     "MakeIterator", "IteratorV2"}
 
 #: Most op type names, values or calls a judge reads (the course's graphs have a few dozen ops).
 MAX_ITEMS = 5000
@@ -50,10 +55,23 @@ NOT_TF_FUNCTION = ("{what}: the function is not a tf.function, so it runs eagerl
                    "pitfall the exercise fixes cannot happen: the fix must work in graph mode.",
                    "keep @tf.function on the function (the fix changes its body, not the "
                    "decorator).")
-XLA_PRINT = ("{what} raised InvalidArgumentError: XLA compiles the whole function, and it has "
-             "no kernel for tf.print (or string operations).",
-             "keep @tf.function(jit_compile=True) and delete the tf.print line (print the "
-             "result outside the function if you need to see it).")
+XLA_PRINT = ("{what} raised InvalidArgumentError: XLA compiles the whole of a jit_compile=True "
+             "function, and it has no kernel for tf.print (or string operations).",
+             "put the arithmetic in a @tf.function(jit_compile=True) of its own, and call it "
+             "from rms_normalize, a plain @tf.function that keeps the tf.print.")
+#: M36 as hinge_total meets it: a variable set only in the if branch of a tensor condition.
+ELSE_BRANCH = ("{what} raised {type}: AutoGraph made the `if` on a tensor a tf.cond, whose "
+               "branches must both give every variable the code reads afterwards; `loss` is "
+               "set only when the condition holds ('must also be initialized in the else "
+               "branch').",
+               "give the variable a value on both paths: `loss = 0.0` before the `if` (or an "
+               "`else:` that sets it).")
+#: M37 as hinge_total meets it: a loop variable that starts as a Python int.
+LOOP_DTYPE = ("{what} raised {type}: the `for` over a tensor is a tf.while_loop, whose loop "
+              "variables keep one dtype and shape; `total = 0` starts as an int32 and the body "
+              "adds float32 values to it.",
+              "start the loop variable with the dtype it keeps: `total = 0.0` (or "
+              "tf.constant(0.0)).")
 #: M13 as td_update meets it: tf.stop_gradient around the whole TD error (or the loss).
 TD_ALL_STOPPED = ("{what}: tape.gradient returned None for w: tf.stop_gradient holds the whole "
                   "TD error (or the loss) fixed, not only the target, so no gradient reaches w "
@@ -278,22 +296,6 @@ def predict_xla(case, obs, ctx):
                mistake="M18" if any(believed) else None)
 
 
-@exercise("predict_library", module=MODULE, cases=[None], label=PREDICTION_LABEL,
-          idea="each tf.while_loop puts a condition and a body function into the graph's "
-               "library and each tf.cond a true and a false branch: fizzbuzz's loop with its "
-               "three nested ifs makes 2 + 3 * 2 = 8 library functions.")
-def predict_library(case, obs, ctx):
-    """``obs``: ``values`` = [predicted_library_functions]. Reference: 8."""
-    names = ("predicted_library_functions",)
-    [functions] = got = _prediction_values(obs, names)
-    _predicted(ctx, got, names, ("count",))
-    if not _same(functions, 8):
-        _wrong(ctx, names[0], functions, 8, "The for loop over tf.range is one "
-               "tf.while_loop (a condition function and a body function), and the "
-               "if/elif/elif/else chain is three nested tf.conds, each with a true and a "
-               "false branch: 2 + 3 * 2.")
-
-
 # --------------------------------------------------------------------------- run_eagerly
 
 def _probe_value(x: float) -> np.float32:
@@ -468,9 +470,10 @@ def recorder(case, obs, ctx):
 @exercise("make_next_value", module=MODULE,
           cases=[{"values": [3.0, 1.0, 4.0]}, {"values": [-2.5, 0.5]}],
           label=lambda c: f"input {c['values']}",
-          idea="a graph that consumes a sequence takes it from a tf.data iterator (or another "
-               "TensorFlow state): each call of next_value() returns the next element, with "
-               "one trace and no Python run from the graph.",
+          idea="a graph that consumes a sequence takes it from TensorFlow state made once, "
+               "outside the graph (a tf.data iterator, or a tf.Variable index): each call of "
+               "next_value() returns the next element, with one trace and no Python run from "
+               "the graph.",
           kernel_evidence="the trace count of next_value and the op types of its graph",
           findings={"not_tf_function": NOT_TF_FUNCTION})
 def make_next_value(case, obs, ctx):
@@ -478,7 +481,17 @@ def make_next_value(case, obs, ctx):
     elements in order, float32."""
     want = np.asarray(case["values"], dtype=np.float32)
     got = values(obs, "results", len(want))
-    if len(want) > 1 and all(matches(v, want[0]) for v in got) and not np.all(want == want[0]):
+    ops = op_types(obs)
+    first_only = (len(want) > 1 and all(matches(v, want[0]) for v in got)
+                  and not np.all(want == want[0]))
+    if first_only and ITERATOR_MAKE_OPS & ops:
+        ctx.fail(f"{ctx.what}: every call returns the first element. The graph makes its "
+                 f"iterator itself (iter(dataset) inside the tf.function), so every call runs "
+                 f"a new iterator from the start, and takes its first element.",
+                 mistake="M40",
+                 fix="make the iterator once, outside the tf.function (`it = iter(dataset)` "
+                     "in make_next_value), and call `next(it)` inside it.")
+    if first_only:
         ctx.fail(f"{ctx.what}: every call returns the first element. next() on a Python "
                  f"iterator runs while TensorFlow traces, once; the graph keeps the value it "
                  f"gave as a constant.", mistake="M24",
@@ -487,7 +500,6 @@ def make_next_value(case, obs, ctx):
                      "inside the tf.function becomes an op that runs on every call.")
     for step, (value, ref) in enumerate(zip(got, want), start=1):
         ctx.close(value, ref, f", call {step}" if ctx.reveal else ", a call", check_dtype="float")
-    ops = op_types(obs)
     _not_py_function(ctx, ops, "take the elements from a tf.data iterator inside the graph.")
     if count(obs, "traces") != 1:
         ctx.fail(f"{ctx.what} returns the right values, but next_value traced more than once: "
@@ -576,34 +588,59 @@ def descend_reference(case) -> np.ndarray:
                                              [2.0, 2.0], [-1.0, 0.5], [1.0, 1.0]],
                   "lrs": [0.3, 0.15, 0.075, 0.0375, 0.01875, 0.009375]}],
           label=lambda c: f"input w={c['w']}, lrs={c['lrs']}",
-          idea="a tf.function called in a Python loop takes its changing learning rate as a "
-               "tensor: descend applies every update through sgd_update as a graph, and the "
-               "graphs it calls trace at most once for the whole loop (no retrace per "
-               "Python float).",
-          kernel_evidence="the tf.function calls descend made from Python, and how many times "
-                          "the functions it called traced during it")
+          idea="a tf.function called in a Python loop is made once, outside the loop, and "
+               "takes what changes (the gradient, the learning rate) as tensor arguments: "
+               "every update of w is made by that graph, and it traces at most once for the "
+               "whole loop.",
+          kernel_evidence="the tf.function calls descend made from Python, w before and after "
+                          "each, how many distinct functions they were and how many times "
+                          "they traced")
 def descend(case, obs, ctx):
     """``obs``: ``w`` (the variable after descend), ``returned`` (what descend returned),
-    ``graph_calls`` (tf.function calls made from Python), ``traces`` (new traces of the
-    functions called). Reference: :func:`descend_reference`."""
+    ``graph_calls`` (tf.function calls made from Python), ``moves`` ([w before, w after] of
+    each call that changed w), ``functions`` and ``traces`` (distinct functions called, and
+    their new traces, on a second run). Reference: :func:`descend_reference`."""
     steps = len(case["lrs"])
     want = descend_reference(case)
     ctx.close(obs["w"], want, ", w after descend", rtol=1e-5, atol=1e-6, check_dtype="float")
     ctx.close(obs["returned"], want, ", the value descend returned", rtol=1e-5, atol=1e-6)
-    if count(obs, "graph_calls") < steps:
-        ctx.fail(f"{ctx.what} gives the right weights, but the updates did not run as a "
-                 f"graph (sgd_update, a tf.function, was not called for every step).",
-                 mistake="M21", fix="keep @tf.function on sgd_update and call it once per "
-                 "step from descend.", code="no_graph")
-    traces = count(obs, "traces")
+    moves = values(obs, "moves")
+    if count(obs, "graph_calls") < 1 or not moves:
+        ctx.fail(f"{ctx.what} gives the right weights, but no tf.function changed w: the "
+                 f"updates did not run as a graph.", mistake="M21",
+                 fix="make every update `w.assign_sub(lr * grad)` inside a @tf.function "
+                     "that descend calls once per step.", code="no_graph")
+    start = np.asarray(case["w"], dtype=np.float32)
+    chained = len(moves) <= steps and all(
+        isinstance(move, list) and len(move) == 2 for move in moves)
+    if chained:
+        previous = start
+        for before, after in moves:
+            chained = chained and matches(before, previous, 0, 0)
+            previous = after
+        chained = chained and matches(obs["w"], previous, 0, 0)
+    if not chained:
+        ctx.fail(f"{ctx.what} gives the right weights, but w changed outside the tf.function "
+                 f"calls: an update applied by hand beside a graph is not an update made by "
+                 f"the graph.", mistake="M21",
+                 fix="let the tf.function make every update (`w.assign_sub(lr * grad)` inside "
+                     "it), and change w nowhere else.", code="by_hand")
+    traces, functions = count(obs, "traces"), count(obs, "functions")
+    shown = _shown(ctx, f" ({traces} traces for {steps} steps)")
+    if traces > 1 and functions > 1:
+        ctx.fail(f"{ctx.what} gives the right weights, but it makes a new tf.function for "
+                 f"each step{shown}: a tf.function created inside the loop is a new function "
+                 f"every time, with an empty trace cache, so every step traces again.",
+                 mistake="M41",
+                 fix="define the @tf.function once, before the loop (or at module level), with "
+                     "the gradient and the learning rate as its arguments, and call it in the "
+                     "loop.")
     if traces > 1:
-        shown = _shown(ctx, f" ({traces} traces for {steps} steps)")
-        ctx.fail(f"{ctx.what} gives the right weights, but sgd_update traced again for "
+        ctx.fail(f"{ctx.what} gives the right weights, but its tf.function traced again for "
                  f"each new learning rate{shown}: a Python float argument is part of the "
                  f"trace key, so every new value makes a new graph (and TensorFlow warns "
                  f"'triggered tf.function retracing').", mistake="M26",
-                 fix="pass the learning rate as a tensor: `sgd_update(w, grad, "
-                     "tf.constant(lr, tf.float32))`.")
+                 fix="pass the learning rate as a tensor: `tf.constant(lr, tf.float32)`.")
 
 
 # --------------------------------------------------------------------------- td_update
@@ -676,6 +713,18 @@ def td_update(case, obs, ctx):
                  f"the exercise is a tape told which path to leave out.", mistake="M21",
                  fix="keep the GradientTape and tape.gradient(loss, w); hold the target "
                      "fixed with tf.stop_gradient.", code="no_tape")
+    lr = float(case["lr"])
+    for eager in values(obs, "eager_steps", len(ws)):
+        change = eager["change"] if isinstance(eager, dict) else None
+        gradients = values(eager, "gradients") if isinstance(eager, dict) else []
+        if change is None or not any(matches(change, -lr * _floats(g), *TD_TOLERANCE)
+                                     for g in gradients[:MAX_ITEMS] if g is not None):
+            ctx.fail(f"{ctx.what} gives the right weights, but the update it applies is not "
+                     f"what tape.gradient returned: the step is written by hand beside the "
+                     f"tape, so the tape decides nothing.", mistake="M44",
+                     fix="apply the tape's result: `grad = tape.gradient(loss, w)`, then "
+                         "`w.assign_sub(lr * grad)`, with the target held fixed inside the "
+                         "tape.")
 
 
 # --------------------------------------------------------------------------- rms_normalize
@@ -685,31 +734,87 @@ def _rms_normalize(x) -> np.ndarray:
     return (x / np.sqrt(np.mean(x * x) + 1e-6)).astype(np.float32)
 
 
+#: The numbers a printed line holds.
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+def _prints(line, value: float) -> bool:
+    """Whether a printed ``line`` holds a number within 1e-4 (relative) of ``value``."""
+    return isinstance(line, str) and any(
+        abs(float(n) - value) <= 1e-4 * max(1.0, abs(value)) for n in NUMBER.findall(line[:200]))
+
+
 @exercise("rms_normalize", module=MODULE, cases=[[3.0, 4.0], [[1.0, -1.0], [2.0, 0.5]]],
           label=lambda c: f"input {c}",
-          idea="XLA compiles numeric code only: rms_normalize stays "
-               "@tf.function(jit_compile=True) and runs once its tf.print is gone, returning "
-               "x / sqrt(mean(x ** 2) + 1e-6).",
-          kernel_evidence="whether the function is compiled with jit_compile=True",
+          idea="XLA compiles numeric code only: the arithmetic stays in a "
+               "tf.function(jit_compile=True), and the tf.print that logs the root mean square "
+               "on every call sits in a plain tf.function around it: x / sqrt(mean(x ** 2) + "
+               "1e-6) is returned and the rms printed once per call.",
+          kernel_evidence="whether a tf.function with jit_compile=True ran, and what the calls "
+                          "printed",
           findings={"not_tf_function": NOT_TF_FUNCTION, "xla_print": XLA_PRINT})
 def rms_normalize(case, obs, ctx):
-    """``obs``: ``results`` (two calls), ``jit`` (the function has jit_compile=True).
-    Reference: x / sqrt(mean(x ** 2) + 1e-6), float32."""
+    """``obs``: ``results`` (two calls), ``jit`` (the outer function is compiled),
+    ``jit_called`` (a jit_compile=True tf.function ran), ``lines`` (what the calls printed).
+    Reference: x / sqrt(mean(x ** 2) + 1e-6), float32, and the rms on one line per call."""
     want = _rms_normalize(case)
+    rms = float(np.sqrt(np.mean(np.asarray(case, dtype=np.float64) ** 2) + 1e-6))
     for value in values(obs, "results", 2):
         ctx.close(value, want, rtol=1e-5, atol=1e-6, check_dtype="float")
-    if flag(obs, "jit") is not True:
-        ctx.fail(f"{ctx.what} returns the right values, but it is no longer compiled by XLA: "
-                 f"the fix is to remove what XLA cannot compile, not jit_compile=True.",
-                 mistake="M21", fix="keep @tf.function(jit_compile=True) and delete the "
-                 "tf.print line (print the result outside the function if you need it).",
-                 code="no_xla")
+    if flag(obs, "jit") is not True and flag(obs, "jit_called") is not True:
+        ctx.fail(f"{ctx.what} returns the right values, but nothing in it is compiled by XLA "
+                 f"any more: the fix keeps XLA for the arithmetic and moves only what XLA "
+                 f"cannot compile out of it.", mistake="M21",
+                 fix="put the arithmetic in a @tf.function(jit_compile=True) of its own and "
+                     "call it from rms_normalize, which keeps the tf.print.", code="no_xla")
+    printed = values(obs, "lines")
+    if sum(1 for line in printed if _prints(line, rms)) >= 2:
+        return
+    if len(printed) == 1:
+        ctx.fail(f"{ctx.what}: one line is printed for two calls, not one per call: a "
+                 f"Python print runs while TensorFlow traces (and shows a symbolic tensor, no "
+                 f"value); the graph holds no print.", mistake="M08",
+                 fix="log the rms with tf.print, an op of the graph, in the plain tf.function.")
+    ctx.fail(f"{ctx.what} returns the right values, but it no longer logs the root mean "
+             f"square: the team needs that line on every call, and XLA for the arithmetic.",
+             mistake="M21",
+             fix="keep `tf.print(\"rms:\", rms)` in rms_normalize, a plain tf.function that "
+                 "calls a jit_compile=True function for the arithmetic.", code="no_log")
+
+
+# --------------------------------------------------------------------------- hinge_total
+
+def _hinge_total(scores) -> np.float32:
+    scores = np.asarray(scores, dtype=np.float64)
+    return np.float32(np.maximum(0.0, 1.0 - scores).sum())
+
+
+@exercise("hinge_total", module=MODULE,
+          cases=[[[0.5, 2.0, -1.0], [3.0, 4.0], [0.25]]],
+          label=lambda c: f"input {c}",
+          idea="under AutoGraph an if on a tensor becomes a tf.cond and a for over a tensor a "
+               "tf.while_loop: a variable read after the if is set on both branches, and a "
+               "loop variable keeps one dtype, so one graph sums max(0, 1 - s) for scores of "
+               "any length.",
+          kernel_evidence="the op types of the graph traced for scores of any length",
+          findings={"not_tf_function": NOT_TF_FUNCTION, "else_branch": ELSE_BRANCH,
+                    "loop_dtype": LOOP_DTYPE})
+def hinge_total(case, obs, ctx):
+    """``obs``: ``results`` (one per vector of the case), ``op_types`` (of the graph traced
+    for ``TensorSpec([None], float32)``). Reference: sum(max(0, 1 - s)), float32."""
+    if len(case) > MAX_ITEMS:
+        raise ValueError("case too large")
+    for value, scores in zip(values(obs, "results", len(case)), case):
+        ctx.close(value, _hinge_total(scores), ", hinge_total(scores)", rtol=1e-5, atol=1e-5,
+                  check_dtype="float")
+    _not_py_function(ctx, op_types(obs), "let AutoGraph turn the if and the for into graph "
+                     "ops, with the variable set on both branches and total a float.")
 
 
 # --------------------------------------------------------------------------- count_ops
 
 @exercise("count_ops", module=MODULE, cases=["fizzbuzz", "affine"],
-          label=lambda c: f"function {c}",
+          label=lambda c: f"function {c if isinstance(c, str) else c.get('name')}",
           idea="a graph's ops are the nodes of its GraphDef plus the nodes of every function "
                "in its library, where loop bodies and branches live: the count of functions "
                "the student has never seen is that sum.",

@@ -27,8 +27,15 @@ MODULE = "autograder.checks.software"
 #: GPUs rounds matmul inputs to 10 bits of mantissa: about 5e-4 relative per product).
 TF32_RTOL = 2e-3
 
-#: The three ways check_relu_custom runs the student's function, in the order of obs["runs"].
-RELU_MODES = ("eagerly", "in a tf.function", "in a tf.function, second call")
+#: The three ways check_cross_entropy and check_log1pexp run the student's function, in the
+#: order of obs["runs"].
+RUN_MODES = ("eagerly", "in a tf.function", "in a tf.function, second call")
+
+
+#: Half the hidden units of a case with ``"kink"`` have pre-activations about this small (their
+#: columns of w1 scaled by it): any finite difference that steps w1 by more crosses the ReLU's
+#: kink, and one that steps by less drowns in rounding, while the chain rule is exact there.
+KINK_SCALE = 1e-9
 
 
 # ----------------------------------------------------------------------------- problems
@@ -65,10 +72,14 @@ def two_layer_problem(seed: int = 0, n: int = 64, d: int = 1000, h: int = 100,
 
 def two_layer_inputs(case):
     """``(x, y, w1, w2)`` in float64 of a two_layer_numpy case: ``{"seed", "n", "d", "h"}`` (see
-    :func:`two_layer_problem`) or four arrays."""
+    :func:`two_layer_problem`), with ``"kink": k`` the first ``h // 2`` columns of ``w1`` times
+    ``k`` (pre-activations next to the ReLU's kink), or four arrays."""
     if isinstance(case, dict):
-        return two_layer_problem(seed=int(case["seed"]), n=int(case["n"]), d=int(case["d"]),
-                                 h=int(case["h"]), dtype=np.float64)
+        x, y, w1, w2 = two_layer_problem(seed=int(case["seed"]), n=int(case["n"]),
+                                         d=int(case["d"]), h=int(case["h"]), dtype=np.float64)
+        if "kink" in case:
+            w1[:, : w1.shape[1] // 2] *= float(case["kink"])
+        return x, y, w1, w2
     return tuple(np.asarray(a, dtype=np.float64) for a in case)
 
 
@@ -79,17 +90,56 @@ def scaled_problem(seed, n, d, h):
     return x, y, (w1 / np.sqrt(d)).astype(np.float32), (w2 / np.sqrt(h)).astype(np.float32)
 
 
-def relu_inputs(case):
-    """``(x, upstream)`` float32 of a relu_custom case: ``{"seed": s, "shape": [...]}`` (x standard
-    normal, then the upstream gradient uniform in [0.5, 2), from ``np.random.default_rng(s)``)
-    or two arrays."""
+def cross_entropy_inputs(case):
+    """``(logits float32 (N, C), labels int32 (N,))`` of a cross_entropy case: two nested lists,
+    or ``{"seed": s, "n": N, "c": C, "scale": k}``: logits ``k`` times standard normal, labels
+    uniform in ``[0, C)``, from ``np.random.default_rng(s)``."""
     if isinstance(case, dict):
         rng = np.random.default_rng(int(case["seed"]))
-        shape = tuple(int(n) for n in case["shape"])
-        x = rng.standard_normal(shape).astype(np.float32)
-        return x, rng.uniform(0.5, 2.0, shape).astype(np.float32)
-    x, w = case
-    return np.asarray(x, np.float32), np.asarray(w, np.float32)
+        n, c = int(case["n"]), int(case["c"])
+        logits = float(case["scale"]) * rng.standard_normal((n, c))
+        return logits.astype(np.float32), rng.integers(0, c, n).astype(np.int32)
+    logits, labels = case
+    return np.asarray(logits, np.float32), np.asarray(labels, np.int32)
+
+
+def cross_entropy_reference(logits, labels):
+    """Mean cross-entropy of ``labels`` under ``softmax(logits)`` and its gradient with respect to
+    the logits, in float64 by the log-sum-exp trick: ``mean(logsumexp(l) - l[label])`` and
+    ``(softmax(l) - onehot(label)) / N``. Returns ``(value, gradient)``."""
+    logits = np.asarray(logits, np.float64)
+    labels = np.asarray(labels, np.int64)
+    top = logits.max(axis=1, keepdims=True)
+    shifted = np.exp(logits - top)
+    lse = top[:, 0] + np.log(shifted.sum(axis=1))
+    n = len(logits)
+    value = float(np.mean(lse - logits[np.arange(n), labels]))
+    grad = shifted / shifted.sum(axis=1, keepdims=True)
+    grad[np.arange(n), labels] -= 1.0
+    return value, grad / n
+
+
+def log1pexp_inputs(case):
+    """``(x, upstream)`` float32 of a log1pexp case: two lists, or ``{"seed": s, "n": n,
+    "scale": k}``: x ``k`` times standard normal, the upstream gradient uniform in [0.5, 2),
+    from ``np.random.default_rng(s)``."""
+    if isinstance(case, dict):
+        rng = np.random.default_rng(int(case["seed"]))
+        n = int(case["n"])
+        x = (float(case["scale"]) * rng.standard_normal(n)).astype(np.float32)
+        return x, rng.uniform(0.5, 2.0, n).astype(np.float32)
+    x, upstream = case
+    return np.asarray(x, np.float32), np.asarray(upstream, np.float32)
+
+
+def log1pexp_reference(x, upstream):
+    """``log(1 + e^x)`` and ``upstream * d/dx log(1 + e^x) = upstream / (1 + e^-x)``, in float64
+    and written so that neither overflows. Returns ``(value, gradient)``."""
+    x = np.asarray(x, np.float64)
+    value = np.logaddexp(0.0, x)
+    e = np.exp(-np.abs(x))
+    sigmoid = np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+    return value, np.asarray(upstream, np.float64) * sigmoid
 
 
 def two_layer_reference(x, y, w1, w2, relu_mask: bool = True):
@@ -210,7 +260,8 @@ BY_HAND = ("returns the right numbers, but a tape computed them (tape.gradient o
 @exercise("graph_backward_numpy", module=MODULE, cases=[{"seed": 5, "shape": [3, 4]}],
           label=_graph_label,
           idea="the backward pass of c = sum(x * y + z) derived by hand and written in NumPy, "
-               "node by node (grad_x = y, grad_y = x, grad_z = ones): no tape may compute it.",
+               "node by node (grad_x = y, grad_y = x, grad_z = ones): no tape may compute it, "
+               "and the gradients are exact (finite differences only approximate them).",
           kernel_evidence="whether tape.gradient, tf.gradients or a forward accumulator ran "
                           "while graph_backward_numpy ran",
           findings={
@@ -237,11 +288,31 @@ def graph_backward_numpy(case, obs, ctx):
     ctx.close(gx, y, ", grad_x (dc/dx = y)", rtol=1e-6)
     ctx.close(gy, x, ", grad_y (dc/dy = x)", rtol=1e-6)
     ctx.close(gz, np.ones_like(z), ", grad_z (dc/dz = 1)", rtol=1e-6)
+    inexact = [name for name, got, want in (("grad_x", gx, y), ("grad_y", gy, x),
+                                            ("grad_z", gz, np.ones_like(z)))
+               if not _exact(got, want)]
+    if inexact:
+        ctx.fail(f"{ctx.what}: {_names(inexact)} {'is' if len(inexact) == 1 else 'are'} close "
+                 f"to the derivative but not exactly it. The backward pass by hand gives "
+                 f"exactly y, x and ones (grad_c = 1.0 times the other factor: no rounding); "
+                 f"numerical differentiation, (c(x + eps) - c(x - eps)) / (2 eps), only "
+                 f"approximates them. The exercise is the chain rule, node by node.",
+                 mistake="M54", fix="follow the graph backwards from grad_c = 1.0: sum copies it "
+                                    "to every entry, + passes it on to both inputs, * "
+                                    "multiplies it by the other factor.",
+                 code="finite_differences")
     if obs["autodiff_calls"] != 0:
         ctx.fail(f"{ctx.what} {BY_HAND}.",
                  fix="follow the graph backwards in NumPy, from grad_c = 1.0: sum copies it to "
                      "every entry, + passes it on to both inputs, * multiplies it by the other "
                      "factor.", mistake="M21", code="tape_used")
+
+
+def _exact(got: np.ndarray, want: np.ndarray) -> bool:
+    """Whether ``got`` is ``want`` entry for entry, in float64 or rounded once to float32 (what
+    the chain rule gives for a graph of products by 1.0 and sums of one term: no rounding)."""
+    return got.shape == want.shape and (np.array_equal(got, want) or np.array_equal(
+        got, want.astype(np.float32).astype(np.float64)))
 
 
 # --------------------------------------------------------------- 2. the same graph on a tape
@@ -297,17 +368,21 @@ def graph_backward_tape(case, obs, ctx):
 
 def _two_layer_label(case) -> str:
     if isinstance(case, dict):
-        return f"N, D, H = {case['n']}, {case['d']}, {case['h']}"
+        kink = ", half the units at the ReLU's kink" if "kink" in case else ""
+        return f"N, D, H = {case['n']}, {case['d']}, {case['h']}{kink}"
     n, d = np.shape(case[0])
     return f"N, D, H = {n}, {d}, {np.shape(case[2])[1]}"
 
 
-@exercise("two_layer_numpy", module=MODULE, cases=[{"seed": 1, "n": 8, "d": 6, "h": 5}],
+@exercise("two_layer_numpy", module=MODULE,
+          cases=[{"seed": 1, "n": 8, "d": 6, "h": 5},
+                 {"seed": 2, "n": 8, "d": 6, "h": 6, "kink": KINK_SCALE}],
           label=_two_layer_label,
           idea="backpropagation through the two-layer ReLU network by hand in NumPy, found "
                "and fixed in a buggy backward pass (the chain rule, one line per node: the "
                "mean's 1/N, h (after the ReLU) for grad_w2, the ReLU's mask for grad_w1): no "
-               "tape may compute the gradients.",
+               "tape may compute the gradients, and no finite differences (a case puts half "
+               "the hidden units at the ReLU's kink, where only the chain rule is exact).",
           kernel_evidence="whether tape.gradient, tf.gradients or a forward accumulator ran "
                           "while two_layer_numpy ran",
           findings={
@@ -356,12 +431,36 @@ def two_layer_numpy(case, obs, ctx):
             ctx.fail(f"{ctx.what}: {name} has {len(slips)} slips at once: "
                      + " ".join(f"({i}) {words}." for i, (_, words) in enumerate(slips, 1)),
                      code=slips[0][0])
+        _numerical(ctx, case, name, got, want, x @ w1)
         ctx.close(got, want, f", {name}", rtol=1e-6, atol=1e-8)
     if obs["autodiff_calls"] != 0:
         ctx.fail(f"{ctx.what} {BY_HAND}.",
                  fix="write the backward pass in NumPy, one line per step, as the notebook "
                      "shows: grad_y_pred, grad_w2, grad_h, the ReLU's mask, grad_w1.",
                  mistake="M21", code="tape_used")
+
+
+def _numerical(ctx, case, name, got, want, active) -> None:
+    """M54 for a gradient that numerical differentiation made: wrong only in the columns of
+    grad_w1 whose pre-activations ``active`` sit at the ReLU's kink (a case with ``"kink"``), or
+    within 1% of the derivative everywhere but not to the 1e-6 the chain rule reaches."""
+    __tracebackhide__ = True
+    at_kink = np.abs(active).max(axis=0) < 1e3 * KINK_SCALE
+    kink_only = (name == "grad_w1" and at_kink.any() and not at_kink.all()
+                 and _near(got[:, ~at_kink], want[:, ~at_kink], 1e-6))
+    if kink_only or _near(got, want, 1e-2):
+        where = (" It is wrong only for the hidden units whose pre-activation x @ w1 is almost "
+                 "0, at the ReLU's kink: a step eps in w1 crosses the kink, so (f(w + eps) - "
+                 "f(w - eps)) / (2 eps) mixes the two slopes, and a smaller eps drowns in "
+                 "rounding; the chain rule uses the mask (x @ w1 > 0) and is exact there."
+                 if kink_only else
+                 " It is as close as numerical differentiation gets, (f(w + eps) - f(w - eps)) "
+                 "/ (2 eps), not as close as the chain rule in float64.")
+        ctx.fail(f"{ctx.what}: {name} is near the derivative but not it.{where} The exercise "
+                 f"is backpropagation by hand.", mistake="M54",
+                 fix="write the backward pass in NumPy, one line per node: grad_y_pred, grad_w2 "
+                     "= h.T @ grad_y_pred, grad_h, the ReLU's mask, grad_w1 = x.T @ grad_h.",
+                 code="finite_differences")
 
 
 def _two_layer_variants(x, y, w1, w2) -> dict:
@@ -767,52 +866,133 @@ def train_with_optimizer(case, obs, ctx):
                  mistake="M21", code="tape_target")
 
 
-# ------------------------------------------------------------- 6. custom gradient of ReLU
+# ------------------------------------------- 6. numerics: a loss that goes NaN, found and fixed
 
-def _relu_label(case) -> str:
-    return f"x = {np.round(relu_inputs(case)[0], 3).tolist()}"
+def _cross_entropy_label(case) -> str:
+    logits, labels = cross_entropy_inputs(case)
+    if logits.size <= 8:
+        return f"logits {np.round(logits, 3).tolist()}, labels {labels.tolist()}"
+    return f"{logits.shape[0]} rows of {logits.shape[1]} logits up to {np.abs(logits).max():.0f}"
 
 
-@exercise("relu_custom", module=MODULE,
-          cases=[(np.array([-2.0, -0.5, 0.5, 3.0], np.float32),
-                  np.array([1.0, 2.0, 3.0, 4.0], np.float32))],
-          label=_relu_label,
-          idea="ReLU defined with @tf.custom_gradient and a backward of its own, upstream * "
-               "(x > 0): the gradient the tape returns is the one that backward computes.",
-          kernel_evidence="whether relu_custom's traced graph holds the IdentityN op through "
-                          "which tf.custom_gradient attaches its backward",
-          findings={"bool_mask": ("{what}: the backward of relu_custom failed: a comparison "
-                                  "such as x > 0 gives booleans, which cannot multiply floats.",
-                                  "cast the mask to x's dtype before multiplying "
-                                  "(tf.cast(x > 0, x.dtype)).")})
-def relu_custom(case, obs, ctx):
-    """``obs``: ``runs``, three pairs ``[out, grad]`` (eagerly, in a tf.function, its second
-    call; ``grad`` is d sum(out * upstream)/dx), ``custom_gradient`` (the IdentityN op of
-    tf.custom_gradient is in the traced graph). Reference: ``max(x, 0)`` and
-    ``upstream * (x > 0)``."""
-    x, upstream = relu_inputs(case)
-    want_out, want_grad = np.maximum(x, 0), upstream * (x > 0)
-    mask = (x > 0).astype(np.float32)
-    for mode, (out, grad) in zip(RELU_MODES, obs["runs"]):
-        ctx.close(out, want_out, f" {mode}", check_dtype="float")
-        if isinstance(grad, np.ndarray) and not np.issubdtype(grad.dtype, np.floating):
-            dtype = f" {grad.dtype}" if ctx.reveal else " a non-float dtype"
-            ctx.fail(f"{ctx.what}: the gradient has dtype{dtype}, not float32: a comparison "
-                     f"such as x > 0 gives booleans; cast the mask to x's dtype before "
-                     f"multiplying (tf.cast(x > 0, x.dtype)).", code="bool_mask")
-        got = _array(ctx, grad, f", the gradient {mode}")
-        if _near(got, upstream, 1e-6) and not _near(upstream, want_grad):
-            ctx.fail(f"{ctx.what}: the gradient of relu_custom passes the upstream gradient "
-                     f"through where x < 0: the backward must multiply it by the mask (x > 0).",
-                     code="no_mask")
-        if _near(got, mask, 1e-6) and not _near(want_grad, mask):
-            ctx.fail(f"{ctx.what}: the gradient of relu_custom ignores the upstream gradient: "
-                     f"by the chain rule the backward returns upstream * mask, not the mask "
-                     f"alone.", code="no_upstream")
-        ctx.close(got, want_grad, f", the gradient {mode} (expected upstream * (x > 0))")
+FROM_LOGITS = ("compute the loss from the logits, never from probabilities: log-sum-exp of the "
+               "row minus the true class's logit (tf.reduce_logsumexp, tf.nn.log_softmax, or "
+               "tf.nn.sparse_softmax_cross_entropy_with_logits)")
+
+
+@exercise("cross_entropy", module=MODULE,
+          cases=[([[2.0, 1.0, 0.1], [0.5, 2.5, -1.0]], [0, 2]),
+                 ([[1000.0, 0.0], [0.0, 0.0]], [1, 0])],
+          label=_cross_entropy_label,
+          idea="a cross-entropy that stays finite and exact for any float32 logits because it "
+               "never forms probabilities: log-sum-exp minus the true logit (the draft's "
+               "-log(softmax) underflows to -log(0) = inf and its gradient to NaN); value and "
+               "gradient are both checked where the logits are in the hundreds.",
+          kernel_evidence="none: the value and the gradient tape.gradient returned for the logits "
+                          "decide",
+          findings={"no_gradient": ("{what}: the tape gives no gradient for the logits.",
+                                    "compute the loss with TensorFlow ops on the logits "
+                                    "(no NumPy, no .numpy()).")})
+def cross_entropy(case, obs, ctx):
+    """``obs``: ``runs``, three pairs ``[loss, gradient with respect to the logits]`` (eagerly, in
+    a tf.function, its second call). Reference: :func:`cross_entropy_reference`. Messages name
+    the draft's failure (an infinite value: probabilities formed, M50), the tempting fix's (a
+    finite value with a NaN gradient: tf.where over -log(p), M51) and a finite value that is not
+    the loss (probabilities clipped, or -log(0) replaced by a constant, M50)."""
+    logits, labels = cross_entropy_inputs(case)
+    want, want_grad = cross_entropy_reference(logits, labels)
+    for mode, (value, grad) in zip(RUN_MODES, obs["runs"]):
+        got = _scalar(ctx, value, f", the loss {mode}")
+        if not np.isfinite(got):
+            ctx.fail(f"{ctx.what}: the loss {mode} is inf or NaN. Where one logit is hundreds "
+                     f"above another, softmax rounds the smaller probability to exactly 0 in "
+                     f"float32 (e^-104 is below the smallest float32), and -log(0) = inf.",
+                     mistake="M50", fix=FROM_LOGITS + ".", code="inf_value")
+        g = _array(ctx, grad, f", the gradient {mode}")
+        if g.shape != want_grad.shape:
+            ctx.fail(f"{ctx.what}: the gradient with respect to the logits should have their "
+                     f"shape.", code="grad_shape")
+        if not np.all(np.isfinite(g)):
+            ctx.fail(f"{ctx.what}: the loss {mode} is finite but its gradient is NaN. "
+                     f"tf.where picks the finite branch for the value, but the gradient still "
+                     f"flows through both branches: the unpicked -log(p) at p = 0 has gradient "
+                     f"-1/0 = -inf, times the 0 that tf.where gives it is NaN. The double-where "
+                     f"fix (feed the unsafe op a safe input) keeps the gradient finite, but here "
+                     f"the loss itself must not go through p.",
+                     mistake="M51", fix=FROM_LOGITS + ".", code="nan_gradient")
+        if not np.isclose(got, want, rtol=1e-5, atol=1e-5):
+            if want > 15.0:
+                ctx.fail(f"{ctx.what}: the loss {mode} is finite but not the cross-entropy "
+                         f"where it matters most, for a true class whose probability is tiny: "
+                         f"clipping the probability (or replacing -log(0) by a constant) caps "
+                         f"the loss and its gradient, so the worst examples teach the least.",
+                         mistake="M50", fix=FROM_LOGITS + ".", code="capped_value")
+            ctx.close(got, want, f", the loss {mode}", rtol=1e-5, atol=1e-5)
+        ctx.close(g, want_grad, f", the gradient {mode} (expected (softmax - onehot) / N)",
+                  rtol=1e-4, atol=1e-6)
+
+
+# ------------------------------------ 7. a custom gradient that computes its own formula
+
+def _log1pexp_label(case) -> str:
+    x = log1pexp_inputs(case)[0]
+    if x.size <= 8:
+        return f"x = {np.round(x, 3).tolist()}"
+    return f"{x.size} values of x up to {np.abs(x).max():.0f}"
+
+
+@exercise("log1pexp", module=MODULE,
+          cases=[([-100.0, -5.0, 0.0, 5.0, 50.0, 100.0], [1.0, 2.0, 0.5, 1.0, 3.0, 1.0])],
+          label=_log1pexp_label,
+          idea="log(1 + e^x) with @tf.custom_gradient whose backward computes its own formula "
+               "for the derivative, written so that it cannot overflow (e^x / (1 + e^x) is "
+               "inf / inf = NaN for x > 88.7 in float32): no tape, tf.gradients or built-in "
+               "gradient op may compute the backward.",
+          kernel_evidence="whether log1pexp's traced graph holds the IdentityN op of "
+                          "tf.custom_gradient; how many automatic differentiations ran while its "
+                          "backward ran (beyond the check's own, measured on a custom gradient of "
+                          "the check's); whether the traced gradient holds a SoftplusGrad op")
+def log1pexp(case, obs, ctx):
+    """``obs``: ``runs``, three pairs ``[out, grad]`` (``grad`` is d sum(out * upstream)/dx),
+    ``custom_gradient`` (bool), ``backward_autodiff`` (automatic differentiations the backward
+    ran), ``builtin_gradient_op`` (the traced gradient holds TensorFlow's own gradient op of
+    softplus). Reference: :func:`log1pexp_reference`."""
+    x, upstream = log1pexp_inputs(case)
+    want, want_grad = log1pexp_reference(x, upstream)
+    for mode, (out, grad) in zip(RUN_MODES, obs["runs"]):
+        got = _array(ctx, out, f" {mode}")
+        if got.shape == want.shape and not np.all(np.isfinite(got)):
+            ctx.fail(f"{ctx.what}: the value {mode} is inf for large x: e^x overflows float32 "
+                     f"beyond x = 88.7, and log(inf) = inf, while log(1 + e^x) is about x "
+                     f"there. Rewrite the value so that no e^x of a large x is formed.",
+                     mistake="M53", fix="for x > 0, log(1 + e^x) = x + log(1 + e^-x): use "
+                                        "tf.maximum(x, 0.) + tf.math.log1p(tf.exp(-tf.abs(x))).",
+                     code="value_overflow")
+        ctx.close(got, want, f" {mode}", rtol=1e-5, atol=1e-6, check_dtype="float")
+        g = _array(ctx, grad, f", the gradient {mode}")
+        if g.shape == want_grad.shape and not np.all(np.isfinite(g)):
+            ctx.fail(f"{ctx.what}: the gradient {mode} is NaN for large x: the backward's "
+                     f"formula overflows (e^x / (1 + e^x) is inf / inf). The same derivative can "
+                     f"be written with e^-x, which cannot overflow where x is large.",
+                     mistake="M53", fix="write the derivative as 1 / (1 + e^-x) (or 1 - 1 / "
+                                        "(1 + e^x)), times the upstream gradient.",
+                     code="grad_overflow")
+        if _near(g, want_grad / upstream, 1e-5) and not _near(upstream, np.ones_like(upstream)):
+            ctx.fail(f"{ctx.what}: the gradient ignores the upstream gradient: by the chain rule "
+                     f"the backward returns upstream times the derivative.", code="no_upstream")
+        ctx.close(g, want_grad, f", the gradient {mode} (expected upstream / (1 + e^-x))",
+                  rtol=1e-5, atol=1e-6)
     if obs["custom_gradient"] is not True:
         ctx.fail(f"{ctx.what} gives the right values but does not define its own backward: "
                  f"the exercise is tf.custom_gradient.",
-                 fix="decorate it with @tf.custom_gradient and return (y, grad_fn), with "
-                     "grad_fn(upstream) = upstream * (x > 0).",
+                 fix="decorate it with @tf.custom_gradient and return (value, grad_fn), with "
+                     "grad_fn(upstream) computing the derivative's formula.",
                  mistake="M21", code="no_custom_gradient")
+    if obs["backward_autodiff"] or obs["builtin_gradient_op"]:
+        ctx.fail(f"{ctx.what} gives the right gradient, but its backward asks TensorFlow for it "
+                 f"(a tape, tf.gradients or the built-in SoftplusGrad op inside grad_fn) instead "
+                 f"of computing the derivative: a custom gradient exists to replace what "
+                 f"autodiff would do, so the backward must be your own formula.",
+                 mistake="M52", fix="derive d/dx log(1 + e^x) on paper and write it in grad_fn "
+                                    "with tf ops (tf.exp, tf.math.sigmoid), times upstream.",
+                 code="backward_autodiff")

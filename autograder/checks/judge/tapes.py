@@ -7,8 +7,12 @@ functions (:func:`finite_difference_hessian` over :data:`VECTOR_FUNCTIONS`). The
 TensorFlow versions of the same functions under the same names.
 
 Every judge checks the numbers first, then the evidence of the idea its exercise teaches (what
-``tape.gradient`` / ``tape.jacobian`` produced, on which tape, from which target): an answer that
-reaches the right numbers without it fails with M21.
+``tape.gradient``, ``jacobian``, ``batch_jacobian`` or ``ForwardAccumulator.jvp`` produced, on
+which tape, from which target): an answer that reaches the right numbers without it fails with
+M21 (M45: a Hessian-vector product through the full Hessian). Every spelling of autodiff is
+accepted where a derivative is asked; where an exercise asks for one and says why, a correct
+answer in another is told it is correct and what the exercise asks instead (M46). Hidden cases
+carry their NumPy references as source text (``compare.function_from_source``).
 """
 from __future__ import annotations
 
@@ -17,10 +21,20 @@ import hashlib
 import numpy as np
 
 from . import exercise
+from .pitfalls import _predicted, _prediction_values, _same, _wrong
+from ..compare import function_from_source
 
 MODULE = "autograder.checks.tapes"
 
-NO_TAPE = "returns the right numbers, but no tape computed them"
+NO_TAPE = ("returns the right numbers, but no automatic differentiation computed them (no "
+           "tape.gradient, jacobian, batch_jacobian or ForwardAccumulator.jvp returned them)")
+
+#: What an exercise that asks for nested tapes says to a correct forward-over-back answer.
+FORWARD_OVER_BACK = ("{what}: your answer is correct: a ForwardAccumulator's jvp of a tape's "
+                     "gradient (forward-over-back) gives these derivatives. This exercise asks "
+                     "for nested GradientTapes instead, because it is about the outer tape "
+                     "recording the inner tape's gradient; forward-over-back is the subject "
+                     "of the Hessian-vector product exercise.")
 
 
 def _floats(value) -> np.ndarray:
@@ -44,9 +58,9 @@ def _of_target(obs, want: float) -> bool:
 
 
 def _other_target(ctx, function: str, fix: str):
-    ctx.fail(f"{ctx.what} returns a value a tape produced, but the tape's target was not "
-             f"{function}: the tape differentiated another expression, whose gradient is the "
-             f"formula, so no tape computed the derivative.", fix=fix, mistake="M21",
+    ctx.fail(f"{ctx.what} returns a value autodiff produced, but the differentiated target "
+             f"was not {function}: the tape (or accumulator) differentiated another "
+             f"expression, whose derivative is the formula.", fix=fix, mistake="M21",
              code="tape_target")
 
 
@@ -68,6 +82,31 @@ def square_grad(case, obs, ctx):
     if not _of_target(obs, float(case) ** 2):
         _other_target(ctx, "y = x * x", "compute y = x * x inside the `with` block and return "
                                          "`tape.gradient(y, x)`.")
+
+
+DRAFT_INT_WHY = ("tf.constant(2) is an int32 tensor, and a tape differentiates only "
+                 "floating-point tensors: the draft's gradient for any integer is None "
+                 "(TensorFlow logs a warning), not a number.")
+
+
+@exercise("square_grad_prediction", module=MODULE, cases=[None],
+          label=lambda case: "your prediction",
+          idea="predict, then fix: the draft makes x = tf.constant(x) and watches it, so for 3.0 "
+               "its tape gives 2x = 6.0, and for the integer 2 the constant is int32 and the "
+               "gradient is None (M02): only floating-point tensors have gradients.")
+def square_grad_prediction(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_float, predicted_int]: what draft_square_grad(3.0) and
+    draft_square_grad(2) return, as plain Python values (a number, or None). Reference: 6.0
+    and None."""
+    names = ("predicted_float", "predicted_int")
+    as_float, as_int = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("number_or_none", "number_or_none"))
+    if not _same(as_float, 6.0):
+        _wrong(ctx, names[0], as_float, 6.0, "The draft watches its float32 constant, so its "
+               "tape follows y = x * x and returns dy/dx = 2x.",
+               mistake=None)
+    if as_int is not None:
+        _wrong(ctx, names[1], as_int, None, DRAFT_INT_WHY, mistake="M02")
 
 
 @exercise("sum_squared_grad", module=MODULE,
@@ -433,8 +472,9 @@ def fit_line(case, obs, ctx):
           kernel_evidence="which tape.gradient calls (on which tape objects) produced the two "
                           "returned values")
 def grads_from_one_tape(case, obs, ctx):
-    """``obs``: ``dz_dx``, ``dy_dx``, ``from_tape`` (both produced by tape calls), ``one_tape``
-    (by two calls on the same tape). Reference: 4 x**3 and 2 x."""
+    """``obs``: ``dz_dx``, ``dy_dx``, ``from_tape`` (both produced by autodiff calls),
+    ``one_tape`` (by two calls on the same tape), ``forward`` (by ForwardAccumulator.jvp:
+    correct, not the persistent tape asked, M46). Reference: 4 x**3 and 2 x."""
     x = float(case)
     ctx.close(obs["dz_dx"], 4.0 * x ** 3, ", dz/dx", check_dtype="float")
     ctx.close(obs["dy_dx"], 2.0 * x, ", dy/dx", check_dtype="float")
@@ -443,24 +483,39 @@ def grads_from_one_tape(case, obs, ctx):
     if obs["from_tape"] is not True:
         ctx.fail(f"{ctx.what} {NO_TAPE}: the exercise is asking one persistent tape for both "
                  f"gradients, not the formulas.", fix=fix, mistake="M21", code="no_tape")
+    if obs["forward"] is True:
+        ctx.fail(f"{ctx.what}: your answer is correct: a ForwardAccumulator's jvp gives both "
+                 f"derivatives. This exercise asks for one persistent GradientTape instead, "
+                 f"because it is about a tape that keeps its record to answer twice.", fix=fix,
+                 mistake="M46", code="forward_mode")
     if obs["one_tape"] is not True:
         ctx.fail(f"{ctx.what} returns the right numbers, but from two tapes: the exercise is "
                  f"one persistent tape that records once and is asked twice.", fix=fix,
                  mistake="M21", code="two_tapes")
 
 
-# Scalar functions with their first and second derivatives, NumPy, by name; the kernel half
-# has TensorFlow versions under the same names (autograder.checks.tapes.SCALAR_FUNCTIONS).
+# Scalar functions of the visible cases with their first and second derivatives, NumPy, by
+# name; the kernel half has TensorFlow versions under the same names
+# (autograder.checks.tapes.SCALAR_FUNCTIONS). A hidden case carries its own as source text:
+# {"tf": "def f(x): ...", "np": "def f(x): ... def df(x): ... def d2f(x): ...", "x": ...}.
 SCALAR_FUNCTIONS = {
     "x**3": (lambda x: x ** 3, lambda x: 3 * x ** 2, lambda x: 6 * x),
-    "x**4": (lambda x: x ** 4, lambda x: 4 * x ** 3, lambda x: 12 * x ** 2),
     "sin": (np.sin, np.cos, lambda x: -np.sin(x)),
-    "exp": (np.exp, np.exp, np.exp),
-    "tanh": (np.tanh, lambda x: 1 - np.tanh(x) ** 2,
-             lambda x: -2 * np.tanh(x) * (1 - np.tanh(x) ** 2)),
-    "x*sin(x)": (lambda x: x * np.sin(x), lambda x: np.sin(x) + x * np.cos(x),
-                 lambda x: 2 * np.cos(x) - x * np.sin(x)),
 }
+
+
+def _derivatives(case):
+    """``(f, df, d2f, x)`` of a second_derivative case: a name of :data:`SCALAR_FUNCTIONS`, or
+    a hidden case's NumPy source (None when the case is malformed)."""
+    if isinstance(case, dict):
+        scope = {name: function_from_source(case["np"], name, {"np": np})
+                 for name in ("f", "df", "d2f")}
+        return scope["f"], scope["df"], scope["d2f"], case["x"]
+    name, x = case
+    if name not in SCALAR_FUNCTIONS:
+        return None
+    return (*SCALAR_FUNCTIONS[name], x)
+
 
 NESTED_FIX = ("let two nested tapes do it: inside `with tf.GradientTape() as outer:` compute "
               "`dy_dx = inner.gradient(y, x)`, then `outer.gradient(dy_dx, x)` after the outer "
@@ -469,7 +524,8 @@ NESTED_FIX = ("let two nested tapes do it: inside `with tf.GradientTape() as out
 
 @exercise("second_derivative", module=MODULE,
           cases=[("x**3", 1.0), ("x**3", -2.0), ("sin", 0.5)],
-          label=lambda c: f"input f = {c[0]}, x = {c[1]}",
+          label=lambda c: (f"input f = {c[0]}, x = {c[1]}" if isinstance(c, (list, tuple))
+                           else "input f (hidden)"),
           idea="nested tapes: the inner tape's gradient is computed while the outer tape "
                "records, so the outer tape differentiates it again; f'(x) and f''(x) are what "
                "those two gradient calls produced, for any f.",
@@ -478,10 +534,14 @@ NESTED_FIX = ("let two nested tapes do it: inside `with tf.GradientTape() as out
                           "produced")
 def second_derivative(case, obs, ctx):
     """``obs``: ``dy_dx``, ``d2y_dx2``, ``first_from_tape`` (f'(x) produced by a tape call),
-    ``second_nested`` (f''(x) produced by a call whose target another call produced).
+    ``second_nested`` (f''(x) produced by a call whose target another call produced),
+    ``second_forward`` (that call was a ForwardAccumulator.jvp: correct, but not the nested
+    tapes asked, M46).
     Reference: analytic derivatives of :data:`SCALAR_FUNCTIONS`."""
-    name, x = case
-    _, df, d2f = SCALAR_FUNCTIONS[name]
+    found = _derivatives(case)
+    if found is None:
+        ctx.fail(f"{ctx.what}: this case names an unknown function.", code="malformed")
+    _, df, d2f, x = found
     ctx.close(obs["dy_dx"], df(np.float64(x)), ", f'(x)", rtol=1e-4, atol=1e-5,
               check_dtype="float")
     ctx.close(obs["d2y_dx2"], d2f(np.float64(x)), ", f''(x)", rtol=1e-4, atol=1e-5,
@@ -489,6 +549,9 @@ def second_derivative(case, obs, ctx):
     if obs["first_from_tape"] is not True:
         ctx.fail(f"{ctx.what} {NO_TAPE}: f'(x) must be what a tape's gradient call returned.",
                  fix=NESTED_FIX, mistake="M21", code="no_tape")
+    if obs["second_forward"] is True and obs["second_nested"] is True:
+        ctx.fail(FORWARD_OVER_BACK.format(what=ctx.what), fix=NESTED_FIX, mistake="M46",
+                 code="forward_over_back")
     if obs["second_nested"] is not True:
         ctx.fail(f"{ctx.what} returns the right numbers, but f''(x) was not computed by a tape "
                  f"that recorded the first gradient: the exercise is nested tapes.",
@@ -606,20 +669,24 @@ def product_grads_prediction(case, obs, ctx):
                          "`tape.gradient(y, [a, b])`.", mistake="M21", code="no_tape")
 
 
-# Functions R^n -> R for the Hessian exercise, NumPy (float64), by name; the kernel half has
-# TensorFlow versions under the same names (autograder.checks.tapes.VECTOR_FUNCTIONS).
-def _log_sum_exp(x):
-    top = np.max(x)
-    return top + np.log(np.sum(np.exp(x - top)))
-
-
+# Functions R^n -> R of the Hessian exercise's visible cases, NumPy (float64), by name; the
+# kernel half has TensorFlow versions under the same names
+# (autograder.checks.tapes.VECTOR_FUNCTIONS). Hidden cases carry theirs as source text.
 VECTOR_FUNCTIONS = {
     "sum of cubes": lambda x: np.sum(x ** 3),
     "square of sum": lambda x: np.sum(x) ** 2,
     "rosenbrock": lambda x: (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2,
-    "x0*x1**2+sin(x2)": lambda x: x[0] * x[1] ** 2 + np.sin(x[2]),
-    "log-sum-exp": _log_sum_exp,
 }
+
+
+def _vector_function(case):
+    """``(f, x)`` of a hessian case: a name of :data:`VECTOR_FUNCTIONS`, or a hidden case's
+    NumPy source ``{"np": "def f(x): ...", "x": ...}``; None when the case is malformed."""
+    if isinstance(case, dict):
+        return function_from_source(case["np"], "f", {"np": np}), case["x"]
+    name, x = case
+    return (VECTOR_FUNCTIONS[name], x) if name in VECTOR_FUNCTIONS else None
+
 
 #: Largest n of a hessian case (the finite differences cost 4 n**2 calls of f).
 MAX_HESSIAN_SIZE = 64
@@ -657,7 +724,8 @@ HESSIAN_FIX = ("compute `g = inner.gradient(y, x)` inside the outer tape's `with
 @exercise("hessian", module=MODULE,
           cases=[("sum of cubes", [1.0, -2.0]), ("square of sum", [1.0, 2.0, 3.0]),
                  ("rosenbrock", [0.5, 1.5])],
-          label=lambda c: f"input f = {c[0]}, x = {np.asarray(c[1], dtype=float).tolist()}",
+          label=lambda c: (f"input f = {c[0]}, x = {np.asarray(c[1], dtype=float).tolist()}"
+                           if isinstance(c, (list, tuple)) else "input f (hidden)"),
           idea="nested tapes: the outer tape records the inner tape's gradient g and its "
                "jacobian (or one gradient per entry of g) is the Hessian: the matrix returned "
                "is what those outer calls produced, for any f.",
@@ -665,10 +733,14 @@ HESSIAN_FIX = ("compute `g = inner.gradient(y, x)` inside the outer tape's `with
                           "and whether they differentiated a value another tape call produced")
 def hessian(case, obs, ctx):
     """``obs``: ``result``, ``from_tape`` (the matrix, or each of its rows, produced by a tape
-    call), ``nested`` (those calls differentiated a value another tape call produced).
+    call), ``nested`` (those calls differentiated a value another tape call produced),
+    ``forward`` (every one of them a ForwardAccumulator.jvp: correct, not the nested tapes
+    asked, M46).
     Reference: central finite differences of :data:`VECTOR_FUNCTIONS` in float64."""
-    name, x = case
-    f, x = VECTOR_FUNCTIONS[name], _floats(x)
+    found = _vector_function(case)
+    if found is None:
+        ctx.fail(f"{ctx.what}: this case names an unknown function.", code="malformed")
+    f, x = found[0], _floats(found[1])
     n = x.size
     if not 0 < n <= MAX_HESSIAN_SIZE:
         ctx.fail(f"{ctx.what}: this case's input is too large.", code="malformed")
@@ -687,7 +759,142 @@ def hessian(case, obs, ctx):
         ctx.fail(f"{ctx.what} {NO_TAPE}: the Hessian must be what the outer tape's jacobian "
                  f"(or its gradient calls, row by row) produced.", fix=HESSIAN_FIX,
                  mistake="M21", code="no_tape")
+    if obs["forward"] is True and obs["nested"] is True:
+        ctx.fail(FORWARD_OVER_BACK.format(what=ctx.what), fix=HESSIAN_FIX, mistake="M46",
+                 code="forward_over_back")
     if obs["nested"] is not True:
         ctx.fail(f"{ctx.what} returns the right numbers, but the outer tape did not "
                  f"differentiate the inner tape's gradient: the exercise is nested tapes.",
                  fix=HESSIAN_FIX, mistake="M21", code="not_nested")
+
+
+# --------------------------------------------------------------------------------------------
+# 02 Higher-order autodiff at scale: a Hessian-vector product by forward-over-back
+# --------------------------------------------------------------------------------------------
+
+#: Largest n of an hvp case (the judge's finite differences cost 2 gradient calls).
+MAX_HVP_SIZE = 4096
+
+
+def hvp_problem(case):
+    """The point x and the direction v of an hvp case, float32 arrays of shape (n,), from
+    ``case["seed"]`` and ``case["n"]``: the kernel half calls the student's hvp on them, the
+    judge computes its reference there."""
+    rng = np.random.default_rng(int(case["seed"]))
+    n = int(case["n"])
+    x = rng.uniform(-1.0, 1.0, size=n).astype(np.float32)
+    v = rng.normal(size=n).astype(np.float32)
+    return x, v
+
+
+def _coupled_gradient(x):
+    g = np.exp(x)
+    g[1:] += x[:-1]
+    g[:-1] += x[1:]
+    return g
+
+
+#: NumPy gradients of the visible hvp functions, by name (the kernel half has the TensorFlow
+#: functions, autograder.checks.tapes.HVP_FUNCTIONS). A hidden case carries its gradient as
+#: source text: {"tf": "def f(x): ...", "np": "def grad(x): ...", "n": ..., "seed": ...}.
+HVP_GRADIENTS = {
+    "sum of quartics": lambda x: x ** 3,
+    "coupled": _coupled_gradient,
+}
+
+
+def hvp_reference(grad, x, v, h: float = 1e-5) -> np.ndarray:
+    """H(x) v by central differences of the gradient along v, in float64:
+    ``(grad(x + h v) - grad(x - h v)) / (2 h)``, error O(h^2) (about 1e-10 here)."""
+    x, v = _floats(x), _floats(v)
+    return (_floats(grad(x + h * v)) - _floats(grad(x - h * v))) / (2 * h)
+
+
+HVP_FIX = ("inside `with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:` record "
+           "y = f(x) on a GradientTape that watches x, take its gradient g there, and return "
+           "`acc.jvp(g)`.")
+
+
+@exercise("hvp", module=MODULE,
+          cases=[{"f": "sum of quartics", "n": 6, "seed": 0}, {"f": "coupled", "n": 5, "seed": 1},
+                 {"f": "coupled", "n": 40, "seed": 2}],
+          label=lambda c: f"input f = {c.get('f', 'hidden')}, n = {c['n']}",
+          idea="a Hessian-vector product without the Hessian: forward-over-back, the jvp of a "
+               "ForwardAccumulator (tangents v) of the gradient a GradientTape computes, gives "
+               "H v in about the cost of one gradient and memory of order n; no autodiff call "
+               "returns the (n, n) Hessian.",
+          kernel_evidence="which autodiff calls (tape.gradient, jacobian, batch_jacobian, "
+                          "ForwardAccumulator.jvp) produced the returned value and from which "
+                          "target, and the most entries any autodiff call returned",
+          findings={"none": ("{what} returned None instead of H v.",
+                             "return what the accumulator's jvp gives for the tape's gradient.")})
+def hvp(case, obs, ctx):
+    """``obs``: ``result``, ``methods`` (of the calls that produced it), ``derived`` (one of them
+    differentiated what an earlier autodiff call returned), ``largest`` (most entries one
+    autodiff call returned), ``calls`` (autodiff calls made). Reference: H v by central
+    differences of the case's NumPy gradient (:func:`hvp_reference`)."""
+    n = int(case["n"])
+    if not 1 < n <= MAX_HVP_SIZE:
+        ctx.fail(f"{ctx.what}: this case's input is too large.", code="malformed")
+    if isinstance(case.get("np"), str):
+        grad = function_from_source(case["np"], "grad", {"np": np})
+    elif case.get("f") in HVP_GRADIENTS:
+        grad = HVP_GRADIENTS[case["f"]]
+    else:
+        ctx.fail(f"{ctx.what}: this case names an unknown function.", code="malformed")
+    x, v = hvp_problem(case)
+    ctx.close(obs["result"], hvp_reference(grad, x, v), ", H v", rtol=1e-3, atol=1e-3,
+              check_dtype="float")
+    largest, calls = obs["largest"], obs["calls"]
+    methods = obs["methods"] if isinstance(obs["methods"], list) else []
+    if isinstance(largest, int) and largest >= n * n:
+        ctx.fail(f"{ctx.what} returns the right numbers, but it built the full Hessian: an "
+                 f"autodiff call returned n * n entries (a jacobian of the gradient), which "
+                 f"costs n times the memory and about n gradients of time. The exercise is "
+                 f"H v without H.", fix=HVP_FIX, mistake="M45", code="full_hessian")
+    if not methods:
+        if isinstance(calls, int) and calls >= n:
+            ctx.fail(f"{ctx.what} returns the right numbers, but it made one autodiff call per "
+                     f"entry and multiplied afterwards: that builds the Hessian column by "
+                     f"column, n gradients of time. The exercise is one jvp of the gradient.",
+                     fix=HVP_FIX, mistake="M45", code="hessian_by_columns")
+        ctx.fail(f"{ctx.what} {NO_TAPE}: H v must be what the accumulator's jvp returned.",
+                 fix=HVP_FIX, mistake="M21", code="no_tape")
+    if "jvp" not in methods:
+        ctx.fail(f"{ctx.what}: your H v is correct and builds no Hessian (a tape's gradient of "
+                 f"g . v, back-over-back), but this exercise asks for forward-over-back, "
+                 f"because the outer derivative then runs forward with the inner backward pass "
+                 f"and records nothing more: back-over-back keeps the whole inner backward pass "
+                 f"on the outer tape.", fix=HVP_FIX, mistake="M46", code="back_over_back")
+    if obs["derived"] is not True:
+        ctx.fail(f"{ctx.what} returns the right numbers from a jvp, but the jvp pushed forward "
+                 f"a gradient written as a formula, not one a tape computed: the exercise is "
+                 f"forward mode over reverse mode, both by autodiff.",
+                 fix=HVP_FIX, mistake="M21", code="formula_gradient")
+
+
+#: The n of the hvp prediction (the notebook's words: n = 1000 inputs, float32).
+HVP_PREDICTION_N = 1000
+
+
+@exercise("hvp_prediction", module=MODULE, cases=[None], label=lambda case: "your prediction",
+          idea="predict the cost of higher-order autodiff at n = 1000: a float32 Hessian holds "
+               "n * n * 4 bytes = 4 MB, one Hessian-vector product n * 4 bytes = 0.004 MB, and "
+               "the Hessian is n Hessian-vector products (one per column, H e_j).")
+def hvp_prediction(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_hessian_mb, predicted_hvp_mb,
+    predicted_hvps_per_hessian]. Reference: 4.0, 0.004 (MB = 1e6 bytes) and 1000; memory
+    within 10%."""
+    names = ("predicted_hessian_mb", "predicted_hvp_mb", "predicted_hvps_per_hessian")
+    hessian_mb, hvp_mb, per_hessian = got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("number", "number", "count"))
+    n = HVP_PREDICTION_N
+    why_memory = ("A float32 entry is 4 bytes: the Hessian has n * n entries, H v has n "
+                  "(1 MB = 1e6 bytes here).")
+    for name, value, want in ((names[0], hessian_mb, n * n * 4 / 1e6),
+                              (names[1], hvp_mb, n * 4 / 1e6)):
+        if not abs(float(value) - want) <= 0.1 * want:
+            _wrong(ctx, name, value, want, why_memory)
+    if not _same(per_hessian, n):
+        _wrong(ctx, names[2], per_hessian, n, "Column j of H is H e_j: the Hessian is n "
+               "Hessian-vector products, one per unit vector.")

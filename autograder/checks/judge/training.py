@@ -28,6 +28,11 @@ NUM_CLASSES = 10
 FIT_BATCH = 32
 #: Batch size of the validation data of the fit check.
 FIT_VAL_BATCH = 64
+#: The fit check's second run, which the grader replays step by step: a small network (its
+#: weights :func:`small_model_weights` of the case's seed plus ``seed_offset``), SGD with this
+#: learning rate and momentum, ``epochs`` passes over the batches of :func:`fit_rule_data`.
+FIT_RULE = {"lr": 0.1, "momentum": 0.9, "epochs": 2, "batches": 2, "hidden": 8,
+            "seed_offset": 7}
 
 CUSTOM_LOOP = "the custom training loop"
 KERAS_FIT = ("Keras' compile()/fit() trained the model, not " + CUSTOM_LOOP)
@@ -102,6 +107,31 @@ def train_step_batch(seed: int, batch: int, call: int):
 def eval_step_batch(seed: int, batch: int, call: int):
     """The batch of call ``call`` (0-based) of a make_eval_step case."""
     return random_batch(2000 + 100 * int(seed) + call, batch)
+
+
+def fit_rule_data(seed: int):
+    """The training batches of the fit check's second run, in order: the first
+    ``FIT_RULE["batches"] * FIT_BATCH`` examples of the digits' training split of ``seed``
+    (float32 features, int32 labels)."""
+    split = _digits_split(int(seed), 0.15, 0.15)
+    n = FIT_RULE["batches"] * FIT_BATCH
+    return split["x_train"][:n].copy(), split["y_train"][:n].copy()
+
+
+def sgd_momentum_replay(weights, x, y, *, lr: float, momentum: float, epochs: int,
+                        batch: int):
+    """``(weights, slots)`` after ``epochs`` passes of Keras' SGD with momentum (``m = momentum
+    * m - lr * g``, ``w = w + m``) over the batches of ``(x, y)`` in order, the gradients
+    those of the small network's mean cross-entropy (float64)."""
+    weights = [np.asarray(w, dtype=np.float64) for w in weights]
+    slots = [np.zeros_like(w) for w in weights]
+    for _ in range(int(epochs)):
+        for start in range(0, len(y), batch):
+            _, _, grads = loss_and_gradients(weights, x[start:start + batch],
+                                             y[start:start + batch])
+            slots = [momentum * m - lr * g for m, g in zip(slots, grads)]
+            weights = [w + m for w, m in zip(weights, slots)]
+    return weights, slots
 
 
 def indexed_labels(n: int, seed: int) -> np.ndarray:
@@ -378,7 +408,9 @@ def _fixed_order(ctx, what: str, stages: list, shuffled: bool) -> None:
 
 @exercise("build_model", module=MODULE, cases=[5],
           label=lambda case: f"a batch of {case}",
-          idea="a new, untrained Keras model maps 64 features to 10 logits (no softmax) with "
+          idea="find and fix the notebook's draft (a hidden layer made once, outside the "
+               "factory, so every model shares it; a softmax output under a from_logits loss): "
+               "a new, untrained Keras model maps 64 features to 10 logits (no softmax) with "
                "trainable weights of its own, ready for the custom loop: not compile()d, "
                "because no Keras fit() will train it.",
           kernel_evidence="whether the returned model was compiled, and whether two calls gave "
@@ -612,8 +644,9 @@ def make_train_step(case, obs, ctx):
 
 @exercise("make_eval_step", module=MODULE, cases=[(1, 40, 2)],
           label=lambda case: f"seed {case[0]}, batch {case[1]}",
-          idea="a tf.function evaluation step only measures: the loss and the metrics of the "
-               "batch, with no GradientTape, no gradients and no change to the weights.",
+          idea="find and fix the notebook's draft, a copy of the train step: a tf.function "
+               "evaluation step only measures, the loss and the metrics of the batch, with no "
+               "GradientTape, no gradients and no change to the weights (M55).",
           kernel_evidence="which gradient calls a GradientTape made while the step ran",
           findings={"not_tf_function": ("make_eval_step should return a function decorated "
                                         "with @tf.function.",
@@ -646,8 +679,12 @@ def make_eval_step(case, obs, ctx):
         if len(after) != len(weights) or any(
                 np.asarray(a).shape != w.shape or not np.array_equal(np.asarray(a), w)
                 for a, w in zip(after, weights)):
-            ctx.fail("eval_step changed the model's weights: evaluation only measures; no "
-                     "gradients, no optimizer.")
+            ctx.fail("eval_step changed the model's weights: it trains on the data it should "
+                     "measure, so its numbers no longer describe the model. Evaluation only "
+                     "measures.", mistake="M55", code="eval_trains",
+                     fix="remove the tape, the gradients and the update from eval_step: compute "
+                         "the logits with training=False, the loss and the metrics, and return "
+                         "the loss.")
         ctx.close(_scalar(ctx, got["loss_metric"], ", loss_metric's result"), np.mean(losses),
                   f", loss_metric after {n_call + 1} calls of eval_step; call "
                   "loss_metric.update_state(loss)", rtol=1e-4, atol=1e-5)
@@ -663,7 +700,7 @@ def make_eval_step(case, obs, ctx):
     if obs["tape"] is not False:
         ctx.fail(f"{ctx.what} measures the right numbers, but it takes gradients (a "
                  "GradientTape's gradient ran in it): an evaluation step only measures, so "
-                 "it never trains and costs no backward pass.", mistake="M21", code="tape_in_eval",
+                 "it never trains and costs no backward pass.", mistake="M55", code="tape_in_eval",
                  fix="compute `logits = model(x, training=False)` and the loss without a tape, "
                      "update the metrics and return the loss; no tape.gradient, no optimizer.")
 
@@ -677,9 +714,15 @@ HISTORY_KEYS = ("loss", "accuracy", "val_loss", "val_accuracy")
           label=lambda case: f"seed {case[0]}, {case[1]} epochs",
           idea="the custom training loop: every epoch resets the metrics, runs the train step "
                "(its optimizer takes one step per batch) and the evaluation step, and records "
-               "the metrics in the history; no Keras compile()/fit().",
-          kernel_evidence="the optimizer's iteration count after fit, and whether Keras' "
-                          "compile() or fit() touched the model",
+               "the metrics in the history; the optimizer given makes every update, from the "
+               "gradients of the loss, by its own rule (its state moves as the rule says); no "
+               "Keras compile()/fit(), however they are reached.",
+          kernel_evidence="the optimizer's iteration count after fit; whether one of Keras' "
+                          "training entry points (wrapped on the classes when the checks were "
+                          "imported, before the student's first cell) ran on the model or on "
+                          "one sharing its variables; and, from a second run with SGD with "
+                          "momentum on fixed batches, the weights after it and the "
+                          "optimizer's momentum slots, which the grader replays step by step",
           findings={"history_type": ("fit should return a dict of lists (the history).",
                                      "return `history`, a dict with the lists \"loss\", "
                                      "\"accuracy\", \"val_loss\" and \"val_accuracy\"."),
@@ -753,6 +796,57 @@ def fit(case, obs, ctx):
                  fix="make the train step once with the optimizer fit was given "
                      "(make_train_step(model, optimizer, ...)) and call it once on every batch "
                      "of train_ds, in every epoch.")
+    _judge_fit_rule(ctx, seed, obs["rule"])
+
+
+_OPTIMIZER_FIX = ("make the train step with the optimizer fit was given (make_train_step(model, "
+                  "optimizer, ...)) and let it apply the gradients tape.gradient returned "
+                  "(optimizer.apply_gradients(zip(grads, model.trainable_variables))); never "
+                  "change the weights, or optimizer.iterations, by hand.")
+
+
+def _judge_fit_rule(ctx, seed: int, rule) -> None:
+    """The fit check's second run (:data:`FIT_RULE`), replayed here: the optimizer given
+    (SGD with momentum) must hold the momentum its own rule gives for the gradients of the
+    loss, step after step, and the weights must be what those updates, and nothing else,
+    make."""
+    __tracebackhide__ = True
+    start = small_model_weights(seed + FIT_RULE["seed_offset"], FIT_RULE["hidden"])
+    x, y = fit_rule_data(seed)
+    want_weights, want_slots = sgd_momentum_replay(
+        start, x, y, lr=FIT_RULE["lr"], momentum=FIT_RULE["momentum"],
+        epochs=FIT_RULE["epochs"], batch=FIT_BATCH)
+
+    def same(got, want) -> bool:
+        if not isinstance(got, list) or len(got) != len(want):
+            return False
+        for g, w in zip(got, want):
+            g = None if g is None else np.asarray(g)
+            if (g is None or not np.issubdtype(g.dtype, np.number) or g.shape != w.shape
+                    or not np.allclose(g.astype(np.float64), w, rtol=1e-4, atol=1e-5)):
+                return False
+        return True
+
+    weights_ok, slots_ok = same(rule["weights"], want_weights), same(rule["slots"], want_slots)
+    slots = rule["slots"] if isinstance(rule["slots"], list) else []
+    empty = all(m is None or not np.any(np.asarray(m, dtype=np.float64)) for m in slots)
+    run = ("in a second run (a fresh model, SGD with momentum, batches in a fixed order), "
+           if ctx.reveal else "")
+    if empty or (weights_ok and not slots_ok):
+        how = ("it holds no momentum at all" if empty else
+               "the weights moved as it would move them, but its momentum is not what its own "
+               "rule gives")
+        ctx.fail(f"{ctx.what} returns a history, but {run}the optimizer fit was given did not "
+                 f"make the updates: {how}. The steps were made by hand or by another optimizer "
+                 "(a count of steps, optimizer.iterations, can be bumped by hand; an "
+                 "optimizer's state moves only by its own rule).", mistake="M21",
+                 code="optimizer_state", fix=_OPTIMIZER_FIX)
+    if not weights_ok:
+        ctx.fail(f"{ctx.what} returns a history, but {run}the weights after it are not what the "
+                 "optimizer given makes from the gradients of the loss, step after step: every "
+                 "update applied to the weights must be the optimizer's, from the results of "
+                 "tape.gradient of the loss (not other gradients given to it, and no update by "
+                 "hand beside it).", mistake="M21", code="update_not_rule", fix=_OPTIMIZER_FIX)
 
 
 # ----------------------------------------------------------------------------- 6. final model

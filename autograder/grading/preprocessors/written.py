@@ -10,7 +10,12 @@ size is checked here again. Kept: regular files at the top of the folder with na
 :data:`~.defaults.WRITTEN_NAME`, at most :data:`~.defaults.MAX_WRITTEN_FILES` of them, taking
 at most :data:`~.defaults.MAX_OTHER_FILES_BYTES` together (the limit of a submission's other
 files), never one named as a file of the submission (its notebooks, ``timestamp.txt``, its other
-files). Left out, with a note: links, folders, other kinds, odd names, what is past a limit.
+files), never a file that acts by where it lies (:data:`~.defaults.WRITTEN_REFUSED`: a notebook,
+which nbgrader's feedback would convert, Python and config files that tools run from the folder
+would load). Left out, with a note (at most :data:`~.defaults.MAX_WRITTEN_NOTES` a notebook):
+links, folders, other kinds, odd names, what is past a limit or the copy-back's time
+(:data:`~.defaults.WRITTEN_SECONDS`). The kernel's listing is cut to :data:`MAX_LISTED` entries
+before anything else is done with it.
 Names starting with a dot (IPython's, matplotlib's and Keras's own folders) and ``__pycache__``
 are left out without one.
 """
@@ -18,11 +23,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import time
+
 from autograder.grading.defaults import (
     MAX_OTHER_FILES_BYTES,
     MAX_WRITTEN_FILES,
+    MAX_WRITTEN_NOTES,
     WRITTEN_CHUNK_BYTES,
     WRITTEN_NAME,
+    WRITTEN_REFUSED,
+    WRITTEN_SECONDS,
 )
 from autograder.grading.preprocessors import door
 from autograder.grading.report_text import printable
@@ -53,6 +63,8 @@ def left_out(name, kind, size, submitted: set[str]) -> str | None:
         return "a name with characters the grader does not copy"
     if name in submitted or name == "timestamp.txt":
         return "a file of the submission has that name"
+    if WRITTEN_REFUSED.fullmatch(name):
+        return "a kind of file that acts by where it lies (a notebook, Python, a config)"
     others = {k: v for k, v in WRITTEN.items() if k != name}
     if len(others) >= MAX_WRITTEN_FILES:
         return f"past the {MAX_WRITTEN_FILES} files copied back"
@@ -85,39 +97,48 @@ async def collect(ask, folder: str, notebook: str, submitted: set[str], shared: 
     when none came. ``submitted``: the names of the submission's files; ``shared``: the kernel
     works in the notebook's own folder (no sandbox), where those files are expected. Never
     raises for what the kernel sends."""
+    noted = []
+
     def note(name, why):
-        NOTES.append(f"{notebook}: left out '{printable(name)[:120]}', a file it wrote ({why})")
+        noted.append(f"{notebook}: left out '{printable(name)[:120]}', a file it wrote ({why})")
 
     try:
         entries = await ask(f"{folder!r}, None, 0, 0, {MAX_LISTED}")
     except ValueError as error:
         NOTES.append(f"{notebook}: the files it wrote could not be read ({printable(error)[:200]})")
         return
-    entries = sorted(e for e in (entries if isinstance(entries, list) else [])
+    # The kernel's answer is cut to what an honest listing holds before any work is done on it.
+    entries = sorted(e for e in (entries if isinstance(entries, list) else [])[:MAX_LISTED]
                      if isinstance(e, tuple) and len(e) == 3 and isinstance(e[0], str)
-                     and e[1] in _KINDS and type(e[2]) is int and e[2] >= 0)
+                     and len(e[0]) <= 255 and e[1] in _KINDS and type(e[2]) is int and e[2] >= 0)
+    deadline = time.monotonic() + WRITTEN_SECONDS
     for name, kind, size in entries:  # by name: the same files are kept whatever the order
         if shared and name in submitted:
             continue
         why = left_out(name, kind, size, submitted)
+        if why is None and time.monotonic() > deadline:
+            why = f"the files it wrote took over {WRITTEN_SECONDS} s to read"
         if why:
             note(name, why)
         if why is not None:
             continue
         parts, offset = [], 0
         while offset < size:
+            want = min(WRITTEN_CHUNK_BYTES, size - offset)
             try:
-                part = await ask(f"{folder!r}, {name!r}, {offset}, "
-                                 f"{min(WRITTEN_CHUNK_BYTES, size - offset)}, 0")
+                part = await ask(f"{folder!r}, {name!r}, {offset}, {want}, 0")
             except ValueError as error:
                 part = str(error)
-            if not isinstance(part, bytes):
+            # A piece shorter than asked (the file shrank, or a kernel reads byte by byte) or a
+            # read past the time allowed ends the file: it is left out.
+            if not isinstance(part, bytes) or len(part) != want or time.monotonic() > deadline:
                 parts = None
-                note(name, "it could not be read")
-                break
-            if not part:
+                note(name, "it could not be read whole in time")
                 break
             parts.append(part)
             offset += len(part)
         if parts is not None:
             WRITTEN[name] = b"".join(parts)[:size]
+    NOTES.extend(noted[:MAX_WRITTEN_NOTES])
+    if len(noted) > MAX_WRITTEN_NOTES:
+        NOTES.append(f"{notebook}: {len(noted) - MAX_WRITTEN_NOTES} more files it wrote left out")

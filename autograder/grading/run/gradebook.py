@@ -8,7 +8,8 @@ from pathlib import Path
 import nbformat
 
 from autograder.checks.judge import error_name
-from autograder.grading.defaults import MAX_WRITTEN_FILES, REVIEW_KEY, VERDICT_KEY, WRITTEN_NAME
+from autograder.grading.defaults import (MAX_WRITTEN_FILES, REVIEW_KEY, VERDICT_KEY, WRITTEN_NAME,
+                                         WRITTEN_REFUSED)
 from autograder.grading.failures import Outcome
 from autograder.grading.intake.scan import review_submission
 from autograder.grading.intake.submissions import (
@@ -71,12 +72,16 @@ def place_written(folder: Path, files: dict[str, bytes]) -> list[str]:
     notes = []
     for name, data in sorted(files.items())[:MAX_WRITTEN_FILES]:
         target = folder / name
-        if not WRITTEN_NAME.fullmatch(name) or target.exists() or target.is_symlink():
-            notes.append(f"left out '{printable(name)[:120]}', a file a notebook wrote (the "
-                         f"autograded folder holds a file of that name)")
-            continue
-        with open(target, "xb") as handle:
-            handle.write(data)
+        try:
+            if (not WRITTEN_NAME.fullmatch(name) or WRITTEN_REFUSED.fullmatch(name)
+                    or target.exists() or target.is_symlink()):
+                raise FileExistsError("the autograded folder holds a file of that name, or "
+                                      "the name is not one the grader copies")
+            with open(target, "xb") as handle:
+                handle.write(data)
+        except OSError as error:  # a full disk, a name the file system refuses: this file only
+            notes.append(f"left out '{printable(name)[:120]}', a file a notebook wrote "
+                         f"({printable(error.strerror or error)[:120]})")
     return notes
 
 

@@ -33,24 +33,14 @@ from autograder.grading.analysis import misconceptions
 from autograder.grading.analysis.similarity import compare_class, summary_lines, write_similarity
 from autograder.grading.configure import configure_late_penalty
 from autograder.grading.course import REPO_ROOT, assignments, demo_cell_hashes, graded_cells_in_order
-from autograder.grading.defaults import (
-    CELL_TIMEOUT_S,
-    DEFAULT_MEMORY_LIMIT_MB,
-    MIN_MEMORY_LIMIT_MB,
-    SOURCE_DIR,
-)
+from autograder.grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB, MIN_MEMORY_LIMIT_MB, SOURCE_DIR
 from autograder.grading.distribute.formgrader import show_in_view, submitted_view
 from autograder.grading.distribute.release import due_dates, release
 from autograder.grading.exports.lms import write_lms_exports
 from autograder.grading.failures import Outcome
 from autograder.grading.intake.align import Unalignable
-from autograder.grading.intake.submissions import (
-    Submission,
-    find_submissions,
-    stage,
-    student_id_problem,
-    unknown_folders,
-)
+from autograder.grading.intake.submissions import (Submission, find_submissions, stage, student_id_problem,
+                                                   unknown_folders)
 from autograder.grading.jobs.cluster import default_workers, run_jobs
 from autograder.grading.jobs.job import Job, JobResult
 from autograder.grading.kernels.bwrap import SandboxUnavailable, sandbox_problem
@@ -263,7 +253,17 @@ class ClassGrading:
         run_jobs(jobs, workers, scheduler=scheduler, on_done=self._record, progress=progress)
 
     def _record(self, result: JobResult) -> None:
-        # Runs in this process as each job ends: an interrupted run keeps what it recorded.
+        # Runs in this process as each job ends: an interrupted run keeps what it recorded; a
+        # failure here (a full disk) costs only this submission, which the next run grades again.
+        try:
+            self._record_one(result)
+        except Exception as error:
+            why = f"recording failed: {type(error).__name__}: {printable(str(error))[:300]}"
+            self._write_record(self.todo[result.key], {
+                "sha256": None, "problem": why, "outcome": Outcome.FAILED,
+                "sandboxed": self.sandbox, "failures": [f"record: {why}"]})
+
+    def _record_one(self, result: JobResult) -> None:
         sub = self.todo[result.key]
         executed = self.run_dir / "executed"
         folder = executed / sub.student_id / sub.assignment_id

@@ -40,3 +40,18 @@ def hessian(f, x):
             y = f(v)
         grad = inner.gradient(y, v)
     return outer.jacobian(grad, v)
+
+# %% hvp
+predicted_hessian_mb = 4
+predicted_hvp_mb = 4e-3
+predicted_hvps_per_hessian = 1000
+
+
+def hvp(f, x, v):
+    accumulator = tf.autodiff.ForwardAccumulator(primals=x, tangents=v)
+    with accumulator:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            value = f(x)
+        gradient = tape.jacobian(value, x)  # of a scalar: the gradient
+    return accumulator.jvp(gradient)

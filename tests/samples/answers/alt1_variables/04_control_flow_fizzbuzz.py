@@ -1,26 +1,32 @@
 # based on: solutions
-# alt1_variables: correct answers written differently from the solution (one return after the
-# if, a while loop with a dynamic TensorArray, TensorFlow comparison of strings); full marks
-# expected.
+# alt1_variables: correct answers written differently from the solution (the prediction from
+# comparisons, the word set before the if, the draft's concat kept with a shape invariant, a
+# while loop with a dynamic TensorArray, TensorFlow comparison of strings); full marks expected.
+
+# %% predict_draft
+predicted_runs = [2.0 < 0.0, 2.0 > 0.0, 0.0 != 0.0]
 
 # %% classify
 @tf.function
 def classify(x):
+    word = "zero"
     if x > 0:
         word = "positive"
     elif x < 0:
         word = "negative"
-    else:
-        word = "zero"
     return word
 
 # %% tanh_loop
 @tf.function
 def tanh_loop(x):
+    history = x[tf.newaxis]
     while tf.math.reduce_sum(x) > 1.0:
+        tf.autograph.experimental.set_loop_options(
+            shape_invariants=[(history, tf.TensorShape([None, None]))])
         x = tf.math.tanh(x)
         tf.print(x, output_stream=sys.stdout)
-    return x
+        history = tf.concat([history, x[tf.newaxis]], axis=0)
+    return history
 
 # %% fizzbuzz
 @tf.function

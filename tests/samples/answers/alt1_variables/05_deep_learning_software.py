@@ -1,7 +1,7 @@
 # based on: solutions
 # alt1_variables: correct answers written differently from the solution (array methods, a ReLU
 # mask product, tf.Variable copies of the inputs and of the weights, assign, an eager loop,
-# tf.where); full marks expected.
+# tf.where, log_softmax, tf.math.sigmoid); full marks expected.
 
 # %% graph_backward_numpy
 def graph_backward_numpy(x, y, z):
@@ -61,10 +61,16 @@ def train_with_optimizer(optimizer, x, y, w1, w2, steps):
         losses.append(float(loss))
     return losses
 
-# %% relu_custom
-@tf.custom_gradient
-def relu_custom(x):
-    def grad(upstream):
-        return tf.where(x > 0, upstream, tf.zeros_like(upstream))
+# %% cross_entropy
+def cross_entropy(logits, labels):
+    log_probs = tf.nn.log_softmax(logits, axis=-1)
+    picked = tf.gather(log_probs, labels, batch_dims=1)
+    return -tf.reduce_mean(picked)
 
-    return tf.nn.relu(x), grad
+# %% log1pexp
+@tf.custom_gradient
+def log1pexp(x):
+    def grad(upstream):
+        return upstream * tf.math.sigmoid(x)
+
+    return tf.nn.softplus(x), grad

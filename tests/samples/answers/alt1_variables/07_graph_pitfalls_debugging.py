@@ -2,7 +2,8 @@
 # alt1_variables: correct answers written differently from the solution (predictions on lines
 # of their own, a context manager that restores the switch, a tf.Module holding the scale, a
 # Python float logged outside the graph, a tf.Variable index into a constant, a tf.Variable
-# learning rate, tape.stop_recording, a graph module-level count); full marks expected.
+# learning rate, tape.stop_recording, XLA for the rms only, an else branch, a GraphDef walk);
+# full marks expected.
 
 # %% predict_eager
 predicted_prints_eager = 3
@@ -106,11 +107,16 @@ class WarmupSchedule(tf.Module):
 predicted_traces = 3
 
 # %% descend
+@tf.function
+def _descent_step(w, grad, lr):
+    w.assign_sub(lr * grad)
+
+
 def descend(w, grads, lrs):
     lr = tf.Variable(0.0)
     for grad, value in zip(grads, lrs):
         lr.assign(value)
-        sgd_update(w, grad, lr)
+        _descent_step(w, grad, lr)
     return w
 
 # %% predict_gradients
@@ -135,11 +141,27 @@ predicted_compiles = [True, False, False]
 
 # %% rms_normalize
 @tf.function(jit_compile=True)
-def rms_normalize(x):
-    return x * tf.math.rsqrt(tf.reduce_mean(x * x) + 1e-6)
+def _root_mean_square(x):
+    return tf.sqrt(tf.reduce_mean(x * x) + 1e-6)
 
-# %% predict_library
-predicted_library_functions = 2 + 3 * 2
+
+@tf.function
+def rms_normalize(x):
+    rms = _root_mean_square(x)
+    tf.print("root mean square:", rms)
+    return x * tf.math.reciprocal(rms)
+
+# %% hinge_total
+@tf.function
+def hinge_total(scores):
+    total = tf.constant(0.0)
+    for s in scores:
+        if s < 1.0:
+            loss = 1.0 - s
+        else:
+            loss = tf.constant(0.0)
+        total += loss
+    return total
 
 # %% count_ops
 def count_ops(concrete):

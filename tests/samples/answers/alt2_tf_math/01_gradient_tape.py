@@ -4,6 +4,8 @@
 # a prediction as a NumPy array, the faulty line without spaces; full marks expected.
 
 # %% square_grad
+predicted_float, predicted_int = 2 * 3.0, None
+
 def square_grad(x):
     x = tf.cast(tf.convert_to_tensor(x), tf.float32)
     with tf.GradientTape() as tape:

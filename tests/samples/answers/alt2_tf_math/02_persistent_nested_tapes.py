@@ -52,3 +52,16 @@ def hessian(f, x):
     rows = [outer.gradient(entry, x) for entry in entries]
     del outer
     return tf.stack(rows)
+
+# %% hvp
+predicted_hessian_mb, predicted_hvp_mb = 1000 * 1000 * 4 / 1e6, 1000 * 4 / 1e6
+predicted_hvps_per_hessian = 1000
+
+
+def hvp(f, x, v):
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(x)
+            y = tf.math.multiply(f(x), 1.0)
+        [g] = tape.gradient(y, [x])
+    return tf.identity(acc.jvp(g))

@@ -1,6 +1,10 @@
 # based on: solutions
-# alt2_tf_math: correct answers written differently from the solution (named tf.cond arguments,
-# forward-mode differentiation, tf.math ops, assign_add's return value); full marks expected.
+# alt2_tf_math: correct answers written differently from the solution (a dotted class name and
+# the base class's name as predictions, named tf.cond arguments, cosh from exponentials, tf.math
+# ops, a signature tuple, assign_add's return value); full marks expected.
+
+# %% predict_if_error
+predicted_if_error = "tf.errors.OperatorNotAllowedInGraphError"
 
 # %% square_if_positive
 @tf.function(autograph=False)
@@ -8,20 +12,23 @@ def square_if_positive(x):
     return tf.cond(pred=tf.math.greater(x, 0.0), true_fn=lambda: x * x,
                    false_fn=lambda: tf.identity(x))
 
-# %% grad_through
-def grad_through(f, x):
-    with tf.autodiff.ForwardAccumulator(primals=x, tangents=tf.ones_like(x)) as accumulator:
-        y = f(x)
-    return accumulator.jvp(y)
+# %% log_cosh
+@tf.function
+def log_cosh(x):
+    # float64 keeps cosh(x) finite up to |x| of about 710: the errors of a loss stay far below
+    return tf.cast(tf.math.log(tf.math.cosh(tf.cast(x, tf.float64))), tf.float32)
+
+# %% predict_retraces
+predicted_draft_traces = int("4")
 
 # %% make_celsius_to_fahrenheit
-def fahrenheit(c):
-    return tf.math.add(tf.math.multiply(c, 9.0 / 5.0), 32.0)
-
-
 def make_celsius_to_fahrenheit():
-    return tf.function(fahrenheit, input_signature=(tf.TensorSpec(shape=None, dtype=tf.float32),),
+    return tf.function(lambda c: tf.math.add(tf.math.multiply(c, 9.0 / 5.0), 32.0),
+                       input_signature=(tf.TensorSpec(shape=None, dtype=tf.float32),),
                        reduce_retracing=True)
+
+# %% predict_prints
+predicted_python_prints, predicted_tf_prints = [2, 4]
 
 # %% noisy_square
 @tf.function

@@ -1,6 +1,10 @@
 # based on: solutions
-# alt2_tf_math: correct answers written differently from the solution (tf.math comparisons,
-# a hand-written tf.while_loop, vectorized tf.where, NumPy on the bytes); full marks expected.
+# alt2_tf_math: correct answers written differently from the solution (the prediction as a
+# tuple made a list, tf.math comparisons, a hand-written tf.while_loop carrying a TensorArray,
+# vectorized tf.where, NumPy on the bytes); full marks expected.
+
+# %% predict_draft
+predicted_runs = list((False, True, False))
 
 # %% classify
 @tf.function
@@ -15,15 +19,16 @@ def classify(x):
 # %% tanh_loop
 @tf.function
 def tanh_loop(x):
-    def keep_going(x):
+    def keep_going(x, rows):
         return tf.reduce_sum(x) > 1
 
-    def step(x):
+    def step(x, rows):
         x = tf.tanh(x)
         tf.print(x, output_stream=sys.stdout)
-        return (x,)
+        return x, rows.write(rows.size(), x)
 
-    return tf.while_loop(keep_going, step, (x,))[0]
+    rows = tf.TensorArray(tf.float32, size=1, dynamic_size=True).write(0, x)
+    return tf.while_loop(keep_going, step, (x, rows))[1].stack()
 
 # %% fizzbuzz
 @tf.function

@@ -1,7 +1,8 @@
 # based on: solutions
 # alt2_tf_math: correct answers written differently from the solution (np.multiply and
 # np.full_like, a dict of sources, np.einsum, tf.identity snapshots and a while loop, tf.math
-# ops, optimizer.apply in a tf.function, tf.where in the forward pass); full marks expected.
+# ops, optimizer.apply in a tf.function, tf.where in the forward pass, a max-shifted
+# log-sum-exp, 1 - 1 / (1 + e^x)); full marks expected.
 
 # %% graph_backward_numpy
 def graph_backward_numpy(x, y, z):
@@ -69,12 +70,20 @@ def train_with_optimizer(optimizer, x, y, w1, w2, steps):
         losses.append(step().numpy().item())
     return losses
 
-# %% relu_custom
+# %% cross_entropy
+def cross_entropy(logits, labels):
+    top = tf.reduce_max(logits, axis=1, keepdims=True)
+    shifted = logits - tf.stop_gradient(top)
+    lse = tf.math.log(tf.reduce_sum(tf.exp(shifted), axis=1))
+    true = tf.reduce_sum(shifted * tf.one_hot(labels, tf.shape(logits)[1]), axis=1)
+    return tf.reduce_mean(lse - true)
+
+# %% log1pexp
 @tf.custom_gradient
-def relu_custom(x):
-    y = tf.where(x > 0, x, tf.zeros_like(x))
+def log1pexp(x):
+    y = tf.where(x > 0, x + tf.math.log1p(tf.exp(-x)), tf.math.log1p(tf.exp(x)))
 
     def backward(upstream):
-        return upstream * tf.cast(tf.math.greater(x, 0), upstream.dtype)
+        return upstream * (1.0 - 1.0 / (1.0 + tf.exp(x)))
 
     return y, backward

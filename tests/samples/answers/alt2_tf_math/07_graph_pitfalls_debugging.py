@@ -1,8 +1,9 @@
 # based on: solutions
 # alt2_tf_math: correct answers written differently from the solution (a list and a tuple as
 # predictions, an except-and-raise helper, tf.math ops, an eager tensor's NumPy value logged,
-# tf.data's get_next, a tensor condition with tf.where, an input_signature on sgd_update, a
-# StopGradient on the bootstrap term only, a GraphDef walk); full marks expected.
+# tf.data's get_next, a tensor condition with tf.where, an input_signature on a step made once
+# per descend, a StopGradient on the bootstrap term only, tf.function(jit_compile=True) applied
+# to a function, a vectorised hinge loss, a GraphDef walk); full marks expected.
 
 # %% predict_eager
 predicted_prints_eager, predicted_prints_graph = (3, 1)
@@ -86,8 +87,11 @@ predicted_traces = 2 + 1
 
 # %% descend
 def descend(w, grads, lrs):
+    step = tf.function(lambda grad, lr: w.assign_sub(lr * grad),
+                       input_signature=[tf.TensorSpec(None, tf.float32),
+                                        tf.TensorSpec([], tf.float32)])
     for grad, lr in zip(grads, lrs):
-        sgd_update(w, grad, tf.convert_to_tensor(lr, dtype=tf.float32))
+        step(grad, lr)
     return w
 
 # %% predict_gradients
@@ -109,12 +113,24 @@ def td_update(w, s, r, s_next, done, gamma, lr):
 predicted_compiles = [1 == 1, False, False]
 
 # %% rms_normalize
-@tf.function(jit_compile=True)
-def rms_normalize(x):
-    return tf.math.divide(x, tf.math.sqrt(tf.math.reduce_mean(tf.math.square(x)) + 1e-6))
+def _normalized_and_rms(x):
+    rms = tf.math.sqrt(tf.math.reduce_mean(tf.math.square(x)) + 1e-6)
+    return tf.math.divide(x, rms), rms
 
-# %% predict_library
-predicted_library_functions = 8
+
+_compiled = tf.function(_normalized_and_rms, jit_compile=True)
+
+
+@tf.function
+def rms_normalize(x):
+    normalized, rms = _compiled(x)
+    tf.print("rms =", rms, output_stream=sys.stdout)
+    return normalized
+
+# %% hinge_total
+@tf.function
+def hinge_total(scores):
+    return tf.math.reduce_sum(tf.math.maximum(0.0, 1.0 - scores))
 
 # %% count_ops
 def count_ops(concrete):

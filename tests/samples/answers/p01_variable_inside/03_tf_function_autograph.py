@@ -1,6 +1,9 @@
 # based on: ada_full
 # p01_variable_inside: the answers below replace ada_full's; every other answer cell is ada_full's.
 
+# %% predict_prints
+predicted_python_prints, predicted_tf_prints = 4, 4
+
 # %% noisy_square
 @tf.function
 def noisy_square(x):

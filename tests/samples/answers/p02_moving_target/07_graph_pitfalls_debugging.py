@@ -1,8 +1,8 @@
 # based on: ada_full
 # p02_moving_target: the answers below replace ada_full's; every other answer cell is ada_full's.
-# The broken code handed in as it was given: the eager switch left on after a raise, Python
-# floats that retrace, a TD target the gradient flows into, tf.print under XLA, the top-level
-# graph counted alone.
+# The broken code handed in as it was given: the eager switch left on after a raise, a
+# tf.function created inside the loop, a TD target the gradient flows into, tf.print under
+# XLA, a variable set on one branch only, the top-level graph counted alone.
 
 # %% run_eagerly
 def run_eagerly(fn, *args):
@@ -18,7 +18,10 @@ predicted_traces = 5
 # %% descend
 def descend(w, grads, lrs):
     for grad, lr in zip(grads, lrs):
-        sgd_update(w, grad, lr)
+        @tf.function
+        def sgd_step():
+            w.assign_sub(lr * grad)
+        sgd_step()
     return w
 
 # %% td_update
@@ -40,6 +43,16 @@ def rms_normalize(x):
     rms = tf.sqrt(tf.reduce_mean(tf.square(x)) + 1e-6)
     tf.print("rms:", rms)
     return x / rms
+
+# %% hinge_total
+@tf.function
+def hinge_total(scores):
+    total = 0
+    for s in scores:
+        if s < 1.0:
+            loss = 1.0 - s
+        total += loss
+    return total
 
 # %% count_ops
 def count_ops(concrete):

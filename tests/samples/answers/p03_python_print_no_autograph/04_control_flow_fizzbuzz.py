@@ -15,7 +15,10 @@ def classify(x):
 @tf.function
 def tanh_loop(x):
     """Apply tanh to x until its sum is at most 1, printing x after each step."""
+    history = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+    history = history.write(0, x)
     while tf.reduce_sum(x) > 1:
         x = tf.tanh(x)
         print(x)
-    return x
+        history = history.write(history.size(), x)
+    return history.stack()

@@ -1,19 +1,16 @@
 # based on: ada_full
 # p03_retracing_unwatched: the answers below replace ada_full's; every other answer cell is ada_full's.
 
-# %% grad_through
-def grad_through(f, x):
-    """Derivative df/dx at x of a tf.function f."""
-    with tf.GradientTape() as tape:
-        y = f(x)
-    return tape.gradient(y, x)
+# %% log_cosh
+@tf.function
+def log_cosh(x):
+    """log(cosh(x)), computed by NumPy: the value is right, the gradient is lost."""
+    return tf.numpy_function(lambda v: np.log(np.cosh(v)), [x], tf.float32)
+
+# %% predict_retraces
+predicted_draft_traces = 2  # believes reduce_retracing stops retracing on Python floats
 
 # %% make_celsius_to_fahrenheit
-def fahrenheit(c):
-    """Fahrenheit temperature of a Celsius one, c * 9 / 5 + 32 (c: float32 tensor, any shape)."""
-    return c * 9.0 / 5.0 + 32.0
-
-
 def make_celsius_to_fahrenheit():
     """fahrenheit as a tf.function."""
     return tf.function(fahrenheit, reduce_retracing=True)

@@ -10,10 +10,3 @@ def sgd_step(x, y, w1, w2, lr):
     w1 = w1 - lr * grad_w1
     w2 = w2 - lr * grad_w2
     return loss
-
-# %% relu_custom
-@tf.custom_gradient
-def relu_custom(x):
-    def grad_fn(upstream):
-        return upstream
-    return tf.maximum(x, 0.0), grad_fn

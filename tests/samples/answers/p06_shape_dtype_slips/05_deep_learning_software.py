@@ -18,10 +18,3 @@ def two_layer_numpy(x, y, w1, w2):
     grad_h[h_pre < 0] = 0
     grad_w1 = x.T @ grad_h
     return loss, grad_w1, grad_w2
-
-# %% relu_custom
-@tf.custom_gradient
-def relu_custom(x):
-    def grad_fn(upstream):
-        return upstream * (x > 0)
-    return tf.maximum(x, 0.0), grad_fn

@@ -4,6 +4,10 @@
 # (alt1_variables, zoe_copy) first (tests/test_grading_samples.py).
 
 # %% square_grad
+# what the draft gives for 3.0, then for the integer 2
+predicted_int = None
+predicted_float = 6
+
 def square_grad(x):
     # a Variable is watched by itself
     var = tf.Variable(float(x))
