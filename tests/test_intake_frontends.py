@@ -193,7 +193,7 @@ def test_nbgrader_markers_in_a_students_text_are_made_inert_and_feedback_is_writ
     _, out, by, _, _ = graded
     notes = _one(by["markers"], "notes")
     assert "nbgrader's markers ('BEGIN HIDDEN TESTS', 'END HIDDEN TESTS', 'BEGIN SOLUTION') in the " \
-           "student's text of cells 18, 19, 20 were rewritten so that nbgrader does not read them" \
+           "student's text of cells 19, 20, 21 were rewritten so that nbgrader does not read them" \
            in notes, notes
     html = (out / "feedback" / "markers" / A / f"{A}.html").read_text()
     # The student's text is there; the instructor's hidden tests (their markers too) are not.

@@ -813,7 +813,7 @@ def hinge_total(case, obs, ctx):
 
 # --------------------------------------------------------------------------- count_ops
 
-@exercise("count_ops", module=MODULE, cases=["fizzbuzz", "affine"],
+@exercise("count_ops", module=MODULE, cases=["digit_sum", "affine"],
           label=lambda c: f"function {c if isinstance(c, str) else c.get('name')}",
           idea="a graph's ops are the nodes of its GraphDef plus the nodes of every function "
                "in its library, where loop bodies and branches live: the count of functions "
