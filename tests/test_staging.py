@@ -58,9 +58,13 @@ def test_copied_answer_cell_keeps_its_grade_id_on_the_answered_copy():
 
 def test_deleted_locked_cells_return_in_the_release_order_after_their_neighbour():
     release = nbformat.read(_release_notebook(), as_version=4)
-    locked = [g for g, c in zip(_ids(release), release.cells)
-              if c.metadata.get("nbgrader", {}).get("locked")]
-    check, test = locked[1], locked[2]  # a check cell and the test cell after it
+    # A check cell and the test cell after it, right after a cell with a grade_id (a repair
+    # places a restored cell after its nearest graded or locked neighbour; a reveal cell without
+    # nbgrader metadata between the answer and its check gives it nothing to place against).
+    ids = _ids(release)
+    check = next(g for i, g in enumerate(ids) if g and g.endswith("_check") and ids[i - 1])
+    test = "test_" + check.removesuffix("_check")
+    assert _ids(release).index(test) == _ids(release).index(check) + 1
     nb = mutate.deleted_cell(mutate.deleted_cell(release, test), check)
     assert repair_grade_cells(nb, release) == []
     assert _ids(nb) == _ids(release)
