@@ -456,7 +456,9 @@ def graded(tmp_path_factory, sample_class):
     for student, code in _probes(paths).items():
         nb = nbformat.from_dict(blank)
         first = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
-        first.source = code.strip()
+        # The first answer cell is 01's prediction: each probe also predicts right (what the
+        # draft returns for 3.0 and for the integer 2), so its test cell grades square_grad.
+        first.source = "predicted_float, predicted_int = 6.0, None\n" + code.strip()
         notebooks[student] = nb
     notebooks["bad\udcffname"] = full  # a folder name that is not UTF-8
     for student, nb in notebooks.items():
