@@ -445,8 +445,13 @@ def accumulator(case, obs, ctx):
     added = np.asarray(case, np.float32).reshape(-1)
     expected = np.cumsum(added)
     first, second = values(obs, "instances", 2)
-    shared = expected + (expected[-1] if added.size else np.float32(0.0))
     totals = values(second, "totals", len(added))
+    # One variable for all: the second instance goes on from the first one's last total,
+    # whatever that variable held before (a visible check or a demonstration may have run).
+    first_last = values(first, "totals", len(added))[-1] if added.size else None
+    offset = (float(first_last) if isinstance(first_last, (int, float, np.floating, np.ndarray))
+              and np.ndim(first_last) == 0 else 0.0)
+    shared = expected + np.float32(offset)
     if added.size and np.any(expected != shared) and all(
             isinstance(got, (int, float, np.floating, np.ndarray)) and np.ndim(got) == 0
             and np.isclose(float(got), want, rtol=1e-5, atol=1e-6)
