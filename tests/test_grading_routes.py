@@ -11,9 +11,11 @@
 - a submission's HTML is made inert before the formgrader or feedback shows it.
 """
 import os
+import re
 
 import nbformat
 import pytest
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
 from autograder.grading.defaults import MAX_TIMESTAMP_BYTES
 from autograder.grading.demo.samples import solution_answers
@@ -107,6 +109,22 @@ def test_a_timestamp_that_cannot_be_read_is_flagged_not_taken_as_on_time(graded)
         assert not (out / "submitted" / by[folder].student_id / A / "timestamp.txt").exists()
     assert not any("timestamp" in flag for flag in by["alice"].review)
     assert "ted" in (out / "summary.txt").read_text().split("Needs review")[1]
+
+
+def test_markdown_links_a_student_writes_lead_nowhere_unsafe():
+    written = ["[x](javascript:alert(1))", "[y][r]\n\n[r]: javascript:alert(2)",
+               "![i](javascript:alert(4))", "[z](JaVaScRiPt:alert(5))", "[w](java&#115;cript:alert(6))",
+               "[v](vbscript:msgbox(7))", "[t](\tjavascript:alert(8))"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"My answer. {link}")
+                                         for link in written])
+    benign = "# Answer\n\n- [docs](https://www.tensorflow.org) and [below](#answer), $x^2$, `code`"
+    nb.cells.append(nbformat.v4.new_markdown_cell(benign))
+    nb, _ = SanitizeHTML().preprocess(nb, {})
+    for written_link, cell in zip(written, nb.cells):
+        rendered = markdown2html_mistune(cell.source)
+        assert "My answer." in rendered, written_link
+        assert not re.search(r"(?i)(href|src)=\"\s*(java|vb)", rendered), (written_link, rendered)
+    assert nb.cells[-1].source == benign  # safe markdown stays markdown, as written
 
 
 def test_html_a_student_writes_or_displays_is_made_inert():

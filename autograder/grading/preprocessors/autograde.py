@@ -2,8 +2,13 @@
 :func:`autograder.grading.configure.configure`."""
 from __future__ import annotations
 
+import html
+import re
+from html.parser import HTMLParser
+
 import bleach
 import nbformat
+from nbconvert.filters.markdown_mistune import markdown2html_mistune
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_locked
 from traitlets import Integer
@@ -137,6 +142,33 @@ HTML_TAGS = [*bleach.ALLOWED_TAGS, "div", "span", "pre", "code", "p", "br", "hr"
 HTML_ATTRIBUTES = {**bleach.ALLOWED_ATTRIBUTES, "*": ["class"], "img": ["src", "alt", "width", "height"]}
 
 
+def url_is_safe(url: str) -> bool:
+    """Whether a link or image address is relative or by http, https, mailto or data URL, after
+    what a browser ignores (entities, white space and control characters, case) is taken out."""
+    plain = re.sub(r"[\x00-\x20]", "", html.unescape(url)).lower()
+    scheme = re.match(r"([a-z][a-z0-9+.-]*):", plain)
+    return scheme is None or scheme.group(1) in ("http", "https", "mailto", "data")
+
+
+class _Addresses(HTMLParser):
+    """The href and src values of an HTML text."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.urls = []
+
+    def handle_starttag(self, tag, attrs):
+        self.urls += [value or "" for name, value in attrs if name in ("href", "src", "action")]
+
+
+def markdown_links_are_safe(source: str) -> bool:
+    """Whether markdown, rendered as nbconvert renders it (which keeps ``[x](javascript:...)``
+    links as they are), links and embeds only safe addresses (:func:`url_is_safe`)."""
+    parser = _Addresses()
+    parser.feed(markdown2html_mistune(source))
+    return all(url_is_safe(url) for url in parser.urls)
+
+
 def clean_html(text: str) -> str:
     """``text`` with only :data:`HTML_TAGS` and :data:`HTML_ATTRIBUTES` left as HTML (links and
     images by http, https or data URLs), everything else escaped."""
@@ -152,15 +184,20 @@ class SanitizeHTML(NbGraderPreprocessor):
     bleach's allow-list (:data:`HTML_TAGS`, the tags of notebook output and markdown, tables as
     pandas writes them, images; no attribute that runs code, no ``javascript:`` link; the rest is
     escaped, and cleaning twice changes nothing) on the markdown cells a student can edit and on
-    every HTML and SVG output; JavaScript outputs are replaced by a note. nbgrader's formgrade
+    every HTML and SVG output; JavaScript outputs are replaced by a note. A markdown cell whose own
+    links or images (``[x](javascript:...)``) lead anywhere unsafe is replaced by its rendering,
+    cleaned. nbgrader's formgrade
     template renders markdown cells without nbconvert's ``sanitize_html``, so the cells themselves
     are cleaned here."""
 
     note = "[JavaScript output removed: it would run in the formgrader]\n"
 
     def preprocess_cell(self, cell, resources, cell_index):
-        if cell.cell_type == "markdown" and "<" in cell.source and not is_locked(cell):
-            cell.source = clean_html(cell.source)
+        if cell.cell_type == "markdown" and not is_locked(cell):
+            if "<" in cell.source:
+                cell.source = clean_html(cell.source)
+            if not markdown_links_are_safe(cell.source):  # markdown's own links: [x](javascript:..)
+                cell.source = clean_html(markdown2html_mistune(cell.source))
         for index, output in enumerate(cell.get("outputs", [])):
             data = output.get("data", {})
             if "application/javascript" in data:
