@@ -2,10 +2,16 @@
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from autograder.grading.defaults import JOB_TIMEOUT_S
+from autograder.grading.defaults import JOB_TIMEOUT_S, MAX_OTHER_FILES_BYTES
 from autograder.grading.failures import Outcome
+
+
+# What an assignment's own data files may take together, bytes, carried with each of its jobs.
+MAX_SOURCE_BYTES = 2 * MAX_OTHER_FILES_BYTES
 
 
 @dataclass(frozen=True)
@@ -18,7 +24,9 @@ class Job:
     ``cell_timeout_s`` (seconds), ``memory_limit_bytes`` (the kernel's address space, and all its
     processes together; None for none), ``sandbox``, ``demo_sha256`` (the demonstration cells not to
     run, see :func:`~.course.demo_cell_hashes`) and ``timeout_s`` (the whole job, seconds) are the
-    run's settings.
+    run's settings. ``source_files`` maps the relative path (``/``-separated) of each file of
+    the assignment's source folder that is not a notebook (:func:`source_files`) to its bytes:
+    nbgrader copies them beside the submission before it runs the notebooks.
     """
     student_id: str
     assignment_id: str
@@ -29,6 +37,7 @@ class Job:
     sandbox: bool
     demo_sha256: tuple[str, ...] = ()
     timeout_s: float = JOB_TIMEOUT_S
+    source_files: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -67,3 +76,25 @@ class JobResult:
     @property
     def success(self) -> bool:
         return self.kind is Outcome.GRADED
+
+
+def source_files(folder: Path) -> dict[str, bytes]:
+    """The files nbgrader's autograde copies from an assignment's source (or release) ``folder``
+    beside each submission: every regular file below it but notebooks, names starting with a dot,
+    ``__pycache__``, ``*.pyc`` and the top ``feedback`` folder (nbgrader's ``CourseDirectory.ignore``),
+    by relative path with ``/``, while they take at most :data:`MAX_SOURCE_BYTES` together (links
+    are not followed). An instructor's data files (``data.csv``, ``data/train.csv``)."""
+    found: dict[str, bytes] = {}
+    total = 0
+    for top, dirs, files in os.walk(folder, followlinks=False):
+        here = Path(top)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__"
+                         and not (here == folder and d == "feedback"))
+        for name in sorted(files):
+            path = here / name
+            if name.startswith(".") or name.endswith((".ipynb", ".pyc")) or path.is_symlink() \
+                    or not path.is_file() or total + path.stat().st_size > MAX_SOURCE_BYTES:
+                continue
+            data = found[path.relative_to(folder).as_posix()] = path.read_bytes()
+            total += len(data)
+    return found

@@ -86,7 +86,11 @@ def _autograde(job: Job, scratch: Path, warm: bool = True) -> JobResult:
     submitted.mkdir(parents=True)
     for name, data in job.files.items():
         (submitted / Path(name).name).write_bytes(data)
-    (scratch / SOURCE_DIR / job.assignment_id).mkdir(parents=True)  # nbgrader looks for extra files
+    source = scratch / SOURCE_DIR / job.assignment_id  # nbgrader copies its other files
+    source.mkdir(parents=True)
+    for name, data in job.source_files.items():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_bytes(data)
     (scratch / GRADEBOOK_FILE).write_bytes(job.gradebook)
     config = nbgrader_config(scratch, db_path=scratch / GRADEBOOK_FILE,
                              submitted_dir=scratch / "submitted", workdir=scratch,

@@ -8,6 +8,7 @@ import os
 import time
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 from queue import Empty
 
 import nbformat
@@ -28,7 +29,7 @@ from autograder.grading.defaults import (
     WORKDIR,
 )
 from autograder.grading.kernels.managers import LimitedKernelManager, SandboxedKernelManager
-from autograder.grading.preprocessors import door, probe, verdict, written
+from autograder.grading.preprocessors import door, placed, probe, verdict, written
 from autograder.grading.preprocessors.autograde import output_size
 
 # Seconds GradingExecute spent in this process, by step ("kernel start", "integrity checks",
@@ -72,8 +73,7 @@ class GradingExecute(Execute):
     cell, is not run: the author marked it as a demonstration no grade depends on.
     """
 
-    probe_timeout_s = Integer(30, help="longest wait for one integrity check, seconds").tag(
-        config=True)
+    probe_timeout_s = Integer(30, help="longest wait for one integrity check, seconds").tag(config=True)
     demo_sha256 = List(Unicode(), help="sha256 of the sources of the course's demonstration "
                        "cells (settings.demo_cell_hashes): such a cell, unchanged and neither "
                        "graded nor an answer, is not run").tag(config=True)
@@ -290,9 +290,16 @@ class GradingExecute(Execute):
 
     @contextmanager
     def setup_kernel(self, **kwargs):
-        """nbclient's, and once the last cell has run (the kernel still alive), the files the
-        notebook wrote in its working folder are read back (:mod:`.preprocessors.written`)."""
+        """nbclient's; in a sandbox the notebook's other files are placed in its working folder
+        first (:mod:`.preprocessors.placed`); after the last cell, with the kernel still alive,
+        the files it wrote are read back (:mod:`.preprocessors.written`)."""
         with super().setup_kernel(**kwargs):
+            self._placed = {}
+            if isinstance(self.km, SandboxedKernelManager):  # its working folder sees nothing else
+                self._placed, notes = run_sync(placed.place)(
+                    self._ask, self.probe_timeout_s, Path(_folder(self.resources)), WORKDIR,
+                    str(self.resources.get("unique_key") or "the notebook"), written.WRITTEN)
+                written.NOTES.extend(notes)
             yield
             run_sync(self._read_written)()
 
@@ -302,7 +309,7 @@ class GradingExecute(Execute):
         folder = WORKDIR if sandboxed else _folder(self.resources)
         try:
             await written.collect(written.through_door(self), folder, notebook, self._present,
-                                  shared=not sandboxed)
+                                  shared=not sandboxed, placed=self._placed)
         except Exception as error:  # a kernel that died at the end: its files are lost, no more
             written.NOTES.append(f"{notebook}: the files it wrote could not be read "
                                  f"({type(error).__name__})")

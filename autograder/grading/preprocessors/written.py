@@ -88,15 +88,19 @@ def through_door(execute):
     return ask
 
 
-async def collect(ask, folder: str, notebook: str, submitted: set[str], shared: bool) -> None:
+async def collect(ask, folder: str, notebook: str, submitted: set[str], shared: bool,
+                  placed: dict[str, int | None] | None = None) -> None:
     """Read the files the kernel's notebook ``notebook`` wrote in ``folder`` (the kernel's path)
     into :data:`WRITTEN`, and what was left out into :data:`NOTES`.
 
     ``ask(arguments)`` is a coroutine that runs :mod:`.kernel_side.written_files`'s ``probe`` with
     ``arguments`` (Python source) through the door and returns its answer, raising ValueError
     when none came. ``submitted``: the names of the submission's files; ``shared``: the kernel
-    works in the notebook's own folder (no sandbox), where those files are expected. Never
+    works in the notebook's own folder (no sandbox), where those files are expected; ``placed``:
+    what :mod:`.preprocessors.placed` put in ``folder`` before the first cell (top-level name: size
+    in bytes, None for a folder), left out without a note while its size is unchanged. Never
     raises for what the kernel sends."""
+    placed = placed or {}
     noted = []
 
     def note(name, why):
@@ -113,7 +117,7 @@ async def collect(ask, folder: str, notebook: str, submitted: set[str], shared: 
                      and len(e[0]) <= 255 and e[1] in _KINDS and type(e[2]) is int and e[2] >= 0)
     deadline = time.monotonic() + WRITTEN_SECONDS
     for name, kind, size in entries:  # by name: the same files are kept whatever the order
-        if shared and name in submitted:
+        if shared and name in submitted or name in placed and placed[name] in (None, size):
             continue
         why = left_out(name, kind, size, submitted)
         if why is None and time.monotonic() > deadline:

@@ -42,7 +42,7 @@ from autograder.grading.intake.align import Unalignable
 from autograder.grading.intake.submissions import (Submission, find_submissions, stage, student_id_problem,
                                                    unknown_folders)
 from autograder.grading.jobs.cluster import default_workers, run_jobs
-from autograder.grading.jobs.job import Job, JobResult
+from autograder.grading.jobs.job import Job, JobResult, source_files
 from autograder.grading.kernels.bwrap import SandboxUnavailable, sandbox_problem
 from autograder.grading.layout import OutputLayout, gradebook_lock
 from autograder.grading.nbgrader_api import nbgrader_config, sqlite_url
@@ -244,11 +244,12 @@ class ClassGrading:
         """Grade every submission to grade as a :class:`~.jobs.job.Job` on Dask (:mod:`.jobs.cluster`),
         recording each result into the gradebook as soon as it comes back."""
         gradebook = self.template_db.read_bytes()
+        sources = {a: source_files(self.layout.release / a) for a in self.ids}  # data files
         jobs = [Job(sub.student_id, sub.assignment_id,
                     {p.name: p.read_bytes() for p in sorted(self._staged(sub).iterdir())
                      if p.is_file()},
                     gradebook, self.cell_timeout_s, self.memory_limit_bytes, self.sandbox,
-                    self.demo_sha256)
+                    self.demo_sha256, source_files=sources[sub.assignment_id])
                 for sub in self.todo.values()]
         run_jobs(jobs, workers, scheduler=scheduler, on_done=self._record, progress=progress)
 
