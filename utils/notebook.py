@@ -89,7 +89,48 @@ def setup_notebook(seed: int = 0, deterministic: bool = False) -> None:
     tf.config.experimental.enable_tensor_float_32_execution(False)
     if deterministic:
         tf.config.experimental.enable_op_determinism()
+    explain_missing_names()
     print(ready_line())
+
+
+#: What a NameError adds in a student's kernel: the usual cause in this workbook. In lines of
+#: under 76 characters: nbgrader's Validate cuts longer ones.
+NAME_HINT = ("{name!r} is not defined yet: run the cell that defines it first.\n"
+             "An answer cell that still holds `raise NotImplementedError()` stops\n"
+             "there and defines nothing after it: write your answer, or your\n"
+             "prediction, in it, run it, then run this cell again.")
+
+
+def explain_missing_names() -> bool:
+    """In a student's IPython kernel, end the traceback of every NameError with
+    :data:`NAME_HINT` (an unanswered prediction or answer cell defines nothing, so its check,
+    under Validate too, fails with a NameError that otherwise says only "not defined").
+
+    Not in a grading kernel (``NBGRADER_EXECUTION=autograde``): there the grader words every
+    graded cell's result itself and leaves the interpreter as the set-up found it.
+
+    Returns:
+        True when the hint was installed (an IPython shell is running), else False.
+    """
+    if os.environ.get("NBGRADER_EXECUTION") == "autograde":
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+
+    def with_hint(shell, etype, value, tb, tb_offset=None):
+        # IPython leaves the showing to the handler: the error, with the hint as its note.
+        name = getattr(value, "name", None)
+        if name and NAME_HINT.format(name=name) not in getattr(value, "__notes__", ()):
+            value.add_note(NAME_HINT.format(name=name))
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+
+    shell.set_custom_exc((NameError,), with_hint)
+    return True
 
 
 def ready_line() -> str:
