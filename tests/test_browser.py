@@ -328,6 +328,24 @@ def test_instructor_opens_the_formgrader_on_a_graded_class(browser, tmp_path):
         shot("formgrader_autograded_notebook")
         assert "square_grad" in page.locator("body").inner_text()
 
+        # similarity.html, opened from disk with the network cut off: it asks for nothing but
+        # itself, is styled by its own inline CSS, fits a screen or two, and names students,
+        # never the run's temporary folders.
+        asked = []
+        offline = browser.new_page(viewport={"width": 1400, "height": 1000})
+        offline.on("request", lambda request: asked.append(request.url))
+        offline.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                      else route.abort())
+        offline.goto((out / "similarity.html").as_uri())
+        Shots(offline, tmp_path / "screenshots")("similarity_offline")
+        assert asked == [(out / "similarity.html").as_uri()], asked
+        sheets = offline.evaluate("[...document.styleSheets].map(s => [s.href, s.cssRules.length])")
+        assert sheets and all(href is None and rules > 0 for href, rules in sheets), sheets
+        assert offline.evaluate("document.body.scrollHeight") < 3000
+        body = offline.locator("body").inner_text()
+        assert "Answer similarity" in body and "/tmp" not in body and "run-" not in body, body
+        offline.close()
+
         # The instructor's JupyterLab has the Nbgrader menu and its Formgrader.
         page.goto(f"{url}/lab?token={TOKEN}&reset")
         page.wait_for_selector(".lm-MenuBar-itemLabel", timeout=CELL_S)
