@@ -37,7 +37,7 @@ def test_predict_draft_rejects_an_eager_call_that_never_reaches_the_word():
 def test_predict_draft_rejects_a_prediction_measured_by_running_the_code():
     # The right values without the thinking: tensors the cell computed, not a prediction.
     measured = [tf.constant(False), tf.constant(True), tf.constant(False)]
-    error = fails_with(checks.check_predict_draft, measured, None, "written in the prediction")
+    error = fails_with(checks.check_predict_draft, measured, "M71", "written in the prediction")
     assert error.code == "prediction_type"
 
 
@@ -682,3 +682,182 @@ def test_grading_rejects_decoys_without_values_in_the_message():
         assert info.value.mistake == "M21" and "hidden case 1" in message, message
         for value in ("4.5", "14", "31", "Select", "LookupTable"):
             assert value not in message, message
+
+
+# ------------------------------------------------------------------ the drafts to fix (issue 27)
+# Each draft the notebook shows above an answer cell, handed in unchanged, fails with its
+# mistake id; an answer with the right numbers and without the idea fails; two correct answers
+# written differently pass.
+
+@tf.function
+def classify_attempt(x):  # the notebook's attempt: a third comparison, no else
+    if x > 0:
+        word = "positive"
+    elif x < 0:
+        word = "negative"
+    elif x == 0:
+        word = "zero"
+    return word
+
+
+def test_classify_rejects_the_attempt_with_a_third_comparison_and_no_else():
+    error = fails_with(checks.check_classify, classify_attempt, "M36", "every branch",
+                       "no comparison holds")
+    assert error.code == "one_branch"
+
+
+def test_classify_accepts_the_attempt_with_its_last_elif_made_an_else(capsys):
+    @tf.function
+    def classify(x):
+        if x > 0:
+            word = "positive"
+        elif x < 0:
+            word = "negative"
+        elif x == 0:
+            word = "zero"
+        else:  # NaN
+            word = "zero"
+        return word
+    checks.check_classify(classify, cases=[0.5, -0.25, 0.0], hidden=True)
+    assert "3 cases passed" in capsys.readouterr().out
+
+
+@tf.function
+def fizzbuzz_draft(n):  # the notebook's draft: a Python list and str(i)
+    words = []
+    for i in tf.range(1, n + 1):
+        if i % 15 == 0:
+            word = "FizzBuzz"
+        elif i % 3 == 0:
+            word = "Fizz"
+        elif i % 5 == 0:
+            word = "Buzz"
+        else:
+            word = str(i)
+        words.append(word)
+    return tf.stack(words)
+
+
+@tf.function
+def fizzbuzz_str(n):  # the list fixed, str(i) kept
+    ta = tf.TensorArray(tf.string, size=n)
+    for i in tf.range(1, n + 1):
+        if i % 15 == 0:
+            word = "FizzBuzz"
+        elif i % 3 == 0:
+            word = "Fizz"
+        elif i % 5 == 0:
+            word = "Buzz"
+        else:
+            word = str(i)
+        ta = ta.write(i - 1, word)
+    return ta.stack()
+
+
+def test_fizzbuzz_rejects_the_draft_with_a_python_list():
+    fails_with(checks.check_fizzbuzz, fizzbuzz_draft, "M15", "InaccessibleTensorError",
+               "TensorArray")
+
+
+def test_fizzbuzz_rejects_str_of_the_loop_tensor():
+    fails_with(checks.check_fizzbuzz, fizzbuzz_str, "M56", "symbolic tensor", "as_string")
+
+
+def test_grading_fizzbuzz_words_m56_without_values():
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_fizzbuzz", fizzbuzz_str, [7])
+    message = flat(info.value)
+    assert info.value.mistake == "M56" and "Placeholder" not in message and "got" not in message
+
+
+def test_fizzbuzz_accepts_the_draft_fixed_with_a_dynamic_tensor_array_and_format():
+    @tf.function
+    def fizzbuzz(n):
+        words = tf.TensorArray(tf.string, size=0, dynamic_size=True)
+        for i in tf.range(1, n + 1):
+            if i % 15 == 0:
+                word = "FizzBuzz"
+            elif i % 3 == 0:
+                word = "Fizz"
+            elif i % 5 == 0:
+                word = "Buzz"
+            else:
+                word = tf.strings.format("{}", i)
+            words = words.write(words.size(), word)
+        return words.stack()
+    checks.check_fizzbuzz(fizzbuzz, cases=[1, 7, 31], hidden=True)
+
+
+def count_word_draft(labels, word):  # the notebook's draft: NumPy's astype(str) is ASCII
+    return int(np.sum(labels.numpy().astype(str) == word))
+
+
+def test_count_word_rejects_the_draft_decoding_as_ascii():
+    error = fails_with(checks.check_count_word, count_word_draft, "M35", "UnicodeDecodeError",
+                       "UTF-8")
+    assert error.code == "not_utf8"
+
+
+def test_count_word_accepts_the_draft_fixed_two_ways():
+    spellings = (lambda labels, word: int(np.sum(np.char.decode(labels.numpy().astype(bytes),
+                                                                "utf-8") == word)),
+                 lambda labels, word: int(np.sum(labels.numpy() == word.encode("utf-8"))))
+    for fn in spellings:
+        checks.check_count_word(fn, cases=[(checks.fizzbuzz_reference(30), "Buzz"),
+                                           (["7", "11"], "7")], hidden=True)
+
+
+@tf.function
+def sum_even_draft(items):  # the notebook's draft: a Python range over the static length
+    total = 0
+    for i in range(items.shape[0]):
+        if items[i] % 2 != 0:
+            continue
+        total += items[i]
+    return total
+
+
+def test_sum_even_rejects_the_draft_ranging_over_the_static_length():
+    error = fails_with(checks.check_sum_even, sum_even_draft, "M57", "TypeError",
+                       "for item in items")
+    assert error.code == "static_length"
+
+
+def test_sum_even_rejects_range_of_len_unrolled_for_a_known_length():
+    # Right sums, and a While op for unknown length (len becomes tf.shape there); unrolled for
+    # the length of every call.
+    @tf.function
+    def by_len(items):
+        total = tf.constant(0)
+        for i in range(len(items)):
+            if items[i] % 2 == 0:
+                total += items[i]
+        return total
+    fails_with(checks.check_sum_even, by_len, "M57", "known length", "tf.range(tf.size(items))")
+
+
+def test_grading_sum_even_words_m57():
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_sum_even", sum_even_draft, [[1, 2, 3, 4]])
+    assert info.value.mistake == "M57" and "unknown length" in flat(info.value)
+
+
+def test_sum_even_accepts_the_draft_fixed_two_ways():
+    @tf.function
+    def over_items(items):
+        total = 0
+        for item in items:
+            if item % 2 != 0:
+                continue
+            total += item
+        return total
+
+    @tf.function
+    def over_tf_range(items):
+        total = tf.constant(0)
+        for i in tf.range(tf.size(items)):
+            if items[i] % 2 == 0:
+                total += items[i]
+        return total
+    for fn in (over_items, over_tf_range):
+        checks.check_sum_even(fn, cases=[[7, 8, -2, 5, 10], [1, 3, 5], []], hidden=True)

@@ -1,12 +1,15 @@
 """The checks of assignment 07 (autograder.checks.pitfalls) against right and known-wrong
 implementations: each right one passes, each broken one (the notebook's broken code) fails with
-its mistake of the course catalogue (M08, M13, M18, M19, M22-M28, M36, M37, M40, M41, M44), and
+its mistake of the course catalogue (M08, M13, M16, M18, M19, M22-M28, M36, M37, M40, M41, M44,
+M69, M70, M71), and
 each answer that reaches the
 right numbers without the exercise's idea fails with M21 and a message that names the idea. The
 predictions pass when right and name the misconception a wrong one shows. Real TensorFlow, no
 mocks; the grading path (kernel half through kernel_entry, judged with reveal=False) is tested
 for several exercises."""
 from __future__ import annotations
+
+import contextlib
 
 import pytest
 import tensorflow as tf
@@ -94,11 +97,24 @@ def test_wrong_predictions_name_the_misconception(check, values, mistake, words)
 
 
 def test_a_prediction_is_a_plain_value_written_down_not_a_tensor():
-    error = fails_with(predicts(pitfalls.check_predict_traces, tf.constant(3)), None, None,
+    error = fails_with(predicts(pitfalls.check_predict_traces, tf.constant(3)), None, "M71",
                        "should be a whole number", "written down")
     assert error.code == "prediction_type"
-    fails_with(predicts(pitfalls.check_predict_eager, 3.0, 1), None, None, "whole number")
-    fails_with(predicts(pitfalls.check_predict_iterator, "1, 1, 1"), None, None, "a list")
+    fails_with(predicts(pitfalls.check_predict_eager, 3.0, 1), None, "M71", "whole number")
+    fails_with(predicts(pitfalls.check_predict_iterator, "1, 1, 1"), None, "M71", "a list")
+
+
+def test_grading_a_prediction_of_the_wrong_type_names_it():
+    error = graded_failure("check_predict_counter", (1.0, 5), [None], "M71", "whole number",
+                           secrets=["1.0"])
+    assert error.code == "prediction_type"
+
+
+def test_a_reveal_cell_waits_for_the_prediction(capsys):
+    with pytest.raises(CheckFailed, match="waits for your prediction"):
+        pitfalls.show_prediction({}, "predicted_traces")
+    pitfalls.show_prediction({"predicted_traces": 3}, "predicted_traces")
+    assert capsys.readouterr().out == "you predicted: predicted_traces = 3\n"
 
 
 def test_grading_a_prediction_shows_neither_the_answer_nor_the_guess():
@@ -119,7 +135,33 @@ def run_eagerly(fn, *args):
         tf.config.run_functions_eagerly(previous)
 
 
-def run_eagerly_broken(fn, *args):  # the notebook's: the switch stays on
+def run_eagerly_context(fn, *args):  # correct, another spelling: a context manager
+    @contextlib.contextmanager
+    def eagerly():
+        previous = tf.config.functions_run_eagerly()
+        tf.config.run_functions_eagerly(True)
+        try:
+            yield
+        finally:
+            tf.config.run_functions_eagerly(previous)
+
+    with eagerly():
+        return fn(*args)
+
+
+def run_eagerly_except(fn, *args):  # correct, another spelling: restored on both paths
+    was_on = bool(tf.config.functions_run_eagerly())
+    tf.config.run_functions_eagerly(True)
+    try:
+        result = fn(*args)
+    except Exception:
+        tf.config.run_functions_eagerly(was_on)
+        raise
+    tf.config.run_functions_eagerly(was_on)
+    return result
+
+
+def run_eagerly_broken(fn, *args):  # the switch stays on
     tf.config.run_functions_eagerly(True)
     return fn(*args)
 
@@ -132,7 +174,7 @@ def run_eagerly_no_finally(fn, *args):
     return result
 
 
-def run_eagerly_always_off(fn, *args):
+def run_eagerly_always_off(fn, *args):  # the notebook's draft: always put back off
     tf.config.run_functions_eagerly(True)
     try:
         return fn(*args)
@@ -153,6 +195,12 @@ def test_run_eagerly_passes_the_solution(capsys):
     assert "3 cases passed" in capsys.readouterr().out
 
 
+def test_run_eagerly_passes_two_other_spellings(capsys):
+    pitfalls.check_run_eagerly(run_eagerly_context)
+    pitfalls.check_run_eagerly(run_eagerly_except)
+    assert capsys.readouterr().out.count("3 cases passed") == 2
+
+
 def test_run_eagerly_names_a_switch_left_on():
     fails_with(pitfalls.check_run_eagerly, run_eagerly_broken, "M19", "still on after the call")
     fails_with(pitfalls.check_run_eagerly, run_eagerly_no_finally, "M19", "when fn raised",
@@ -160,8 +208,9 @@ def test_run_eagerly_names_a_switch_left_on():
 
 
 def test_run_eagerly_restores_the_previous_state_not_always_off():
-    error = fails_with(pitfalls.check_run_eagerly, run_eagerly_always_off, None,
-                       "switch on before", "on before the call and is off after it")
+    error = fails_with(pitfalls.check_run_eagerly, run_eagerly_always_off, "M69",
+                       "switch on before", "on before the call and is off after it",
+                       "functions_run_eagerly()")
     assert error.code == "not_restored"
 
 
@@ -180,6 +229,8 @@ def test_grading_run_eagerly():
                    "hidden case 3", secrets=["0.5", "-4.0", "2.5", "when fn raised"])
     graded_failure("check_run_eagerly", (run_eagerly_python_function,), cases[1:], "M21",
                    "hidden case 1", secrets=["-4.0", "33"])
+    graded_failure("check_run_eagerly", (run_eagerly_always_off,), cases, "M69",
+                   "hidden case 1", "not always off", secrets=["0.5", "-4.0", "2.5"])
 
 
 # ---------------------------------------------------------------- make_scaler
@@ -197,7 +248,39 @@ def make_scaler(initial):
     return set_scale, scaled
 
 
-def make_scaler_broken(initial):  # the notebook's: a free variable read at trace time
+class ScaleModule(tf.Module):  # correct, another spelling: a module that owns the variable
+    def __init__(self, initial):
+        super().__init__()
+        self.scale = tf.Variable(initial, dtype=tf.float32)
+
+    def set_scale(self, value):
+        self.scale.assign(tf.constant(value, tf.float32))
+
+    @tf.function
+    def scaled(self, x):
+        return tf.multiply(x, self.scale)
+
+
+def make_scaler_module(initial):
+    module = ScaleModule(initial)
+    return module.set_scale, module.scaled
+
+
+def make_scaler_draft(initial):  # the notebook's draft: a new tf.Variable bound to the name
+    scale = tf.Variable(initial)
+
+    def set_scale(value):
+        nonlocal scale
+        scale = tf.Variable(value)
+
+    @tf.function
+    def scaled(x):
+        return x * scale
+
+    return set_scale, scaled
+
+
+def make_scaler_broken(initial):  # the first draft: a free variable read at trace time
     scale = initial
 
     def set_scale(value):
@@ -247,9 +330,17 @@ def make_scaler_nested(initial):  # the scale passed on as a Python float, insid
     return set_scale, scaled
 
 
-def test_make_scaler_passes_the_solution(capsys):
+def test_make_scaler_passes_the_solution_and_a_module(capsys):
     pitfalls.check_make_scaler(make_scaler)
-    assert "2 cases passed" in capsys.readouterr().out
+    pitfalls.check_make_scaler(make_scaler_module)
+    assert capsys.readouterr().out.count("2 cases passed") == 2
+
+
+def test_make_scaler_names_a_variable_replaced_instead_of_assigned():
+    error = fails_with(pitfalls.check_make_scaler, make_scaler_draft, "M70",
+                       "reads a tf.Variable", "still multiplies by the first scale 2.0",
+                       "captured", "scale.assign(value)")
+    assert "becomes a constant" not in flat(error)
 
 
 def test_make_scaler_names_a_free_variable_read_at_trace_time():
@@ -271,6 +362,8 @@ def test_grading_make_scaler():
     assert grade("check_make_scaler", (make_scaler,), cases) == 1
     graded_failure("check_make_scaler", (make_scaler_broken,), cases, "M22", "hidden case 1",
                    "tf.Variable", secrets=["0.5", "7.5", "-2.0"])
+    graded_failure("check_make_scaler", (make_scaler_draft,), cases, "M70", "hidden case 1",
+                   "captured", secrets=["0.5", "7.5", "-2.0"])
     error = graded_failure("check_make_scaler", (make_scaler_eager,), cases, "M21",
                            "hidden case 1", "not a tf.function", secrets=["0.5"])
     assert error.code == "not_tf_function"
@@ -293,7 +386,31 @@ class Recorder(tf.Module):
         return y
 
 
-class RecorderBroken(tf.Module):  # the notebook's: append inside the graph
+class RecorderFunction(tf.Module):  # correct, another spelling: a tf.function made in __init__
+    def __init__(self):
+        super().__init__()
+        self.log = []
+        self._graph = tf.function(lambda x: tf.reduce_sum(tf.square(x)))
+
+    def record(self, x):
+        value = self._graph(x)
+        self.log.append(float(value))
+        return value
+
+
+class RecorderDraft(tf.Module):  # the notebook's draft: .numpy() inside the graph
+    def __init__(self):
+        super().__init__()
+        self.log = []
+
+    @tf.function
+    def record(self, x):
+        y = tf.reduce_sum(x * x)
+        self.log.append(y.numpy())
+        return y
+
+
+class RecorderBroken(tf.Module):  # square_and_log's pitfall: append inside the graph
     def __init__(self):
         super().__init__()
         self.log = []
@@ -332,9 +449,14 @@ class RecorderPyFunction(tf.Module):  # right log, appended by Python run from t
         return tf.py_function(append, [y], tf.float32)
 
 
-def test_recorder_passes_the_solution(capsys):
+def test_recorder_passes_the_solution_and_another_spelling(capsys):
     pitfalls.check_recorder(Recorder)
-    assert "2 cases passed" in capsys.readouterr().out
+    pitfalls.check_recorder(RecorderFunction)
+    assert capsys.readouterr().out.count("2 cases passed") == 2
+
+
+def test_recorder_names_numpy_inside_the_graph():
+    fails_with(pitfalls.check_recorder, RecorderDraft, "M16", "symbolic", "outside it")
 
 
 def test_recorder_names_a_list_appended_inside_the_graph():
@@ -352,6 +474,8 @@ def test_grading_recorder():
     assert grade("check_recorder", (Recorder,), cases) == 1
     graded_failure("check_recorder", (RecorderBroken,), cases, "M23", "hidden case 1",
                    secrets=["entries for", "30.0", "0.25"])
+    graded_failure("check_recorder", (RecorderDraft,), cases, "M16", "hidden case 1",
+                   secrets=["30.0", "0.25"])
 
 
 # ---------------------------------------------------------------- make_next_value
@@ -680,7 +804,20 @@ def td_update_stop_recording(w, s, r, s_next, done, gamma, lr):
 
 
 @tf.function
-def td_update_broken(w, s, r, s_next, done, gamma, lr):  # the notebook's: the target moves
+def td_update_draft(w, s, r, s_next, done, gamma, lr):  # the notebook's: s_next held, not v(s')
+    with tf.GradientTape() as tape:
+        if done:
+            target = r
+        else:
+            target = r + gamma * tf.reduce_sum(w * tf.stop_gradient(s_next))
+        delta = target - tf.reduce_sum(w * s)
+        loss = 0.5 * delta ** 2
+    w.assign_sub(lr * tape.gradient(loss, w))
+    return loss
+
+
+@tf.function
+def td_update_broken(w, s, r, s_next, done, gamma, lr):  # no stop_gradient: the target moves
     with tf.GradientTape() as tape:
         if done:
             target = r
@@ -742,6 +879,8 @@ def test_td_update_passes_stop_gradient_and_stop_recording(capsys):
 def test_td_update_names_a_target_that_is_not_held_fixed():
     fails_with(pitfalls.check_td_update, td_update_broken, "M27", "full gradient",
                "tf.stop_gradient(target)")
+    fails_with(pitfalls.check_td_update, td_update_draft, "M27", "full gradient",
+               "tf.stop_gradient(target)")
 
 
 def test_td_update_rejects_the_semi_gradient_by_hand():
@@ -757,6 +896,8 @@ def test_grading_td_update():
                         {"s": [1.0, 3.0], "r": 1.0, "s_next": [0.0, 0.0], "done": True}]}]
     assert grade("check_td_update", (td_update,), cases) == 1
     graded_failure("check_td_update", (td_update_broken,), cases, "M27", "hidden case 1",
+                   secrets=["0.99", "step 1", "1.5"])
+    graded_failure("check_td_update", (td_update_draft,), cases, "M27", "hidden case 1",
                    secrets=["0.99", "step 1", "1.5"])
     graded_failure("check_td_update", (td_update_by_hand,), cases, "M21", "no tape",
                    secrets=["0.99"])

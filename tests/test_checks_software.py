@@ -30,12 +30,13 @@ def test_graph_backward_numpy_accepts_analytic_gradients(capsys):
 
 def test_graph_backward_numpy_rejects_scalar_grad_z():
     fails(checks.check_graph_backward_numpy,
-          lambda x, y, z: (np.sum(x * y + z), y, x, 1.0), says="shape of z")
+          lambda x, y, z: (np.sum(x * y + z), y, x, 1.0), "M61", says="shape of z")
 
 
 def test_graph_backward_numpy_rejects_swapped_gradients():
     fails(checks.check_graph_backward_numpy,
-          lambda x, y, z: (np.sum(x * y + z), x, y, np.ones_like(z)), says="swapped")
+          lambda x, y, z: (np.sum(x * y + z), x, y, np.ones_like(z)), "M60",
+          says="the other factor")
 
 
 def test_graph_backward_numpy_rejects_sum_over_one_axis():
@@ -669,10 +670,13 @@ def test_step_report_accepts_tensor_snapshots_and_variable_copies(capsys):
 
 def test_step_report_rejects_wrong_predictions_after_a_right_report():
     # The student thought the step trains: a drop, weights that move.
-    fails_with(check_report, step_report, None, "prediction predicted_loss_drop",
-               "you wrote 3000.0", "what the report shows", drop=3000.0)
+    message = flat(fails_with(check_report, step_report, None,
+                              "prediction predicted_loss_drop", "you predicted 3000.0",
+                              "the variable the caller passed in", drop=3000.0))
+    # The message asks for the reason, never for the number the report printed.
+    assert "what the report shows" not in message and "set predicted" not in message, message
     fails_with(check_report, step_report, None, "prediction predicted_weights_change",
-               "you wrote True", change=True)
+               "you predicted True", change=True)
     # False is not a number of the drop, 0 is not a bool of the change.
     fails_with(check_report, step_report, None, "predicted_loss_drop", drop=False)
     fails_with(check_report, step_report, None, "predicted_weights_change", change=0)
@@ -1112,3 +1116,93 @@ def test_grading_path_log1pexp():
     error = grade("check_log1pexp", tf.nn.softplus, LOG1PEXP_HIDDEN)
     assert error.mistake == "M21" and "95" not in str(error)
 
+
+
+# --------------------- issue 27: exercises 1, 2, 4b and 5 are find-and-fix of a given draft
+def given_function(start, name):
+    """The function ``name`` of the notebook's code cell that starts with ``start``, defined
+    alone (the rest of the cell runs the draft on the notebook's data)."""
+    tree = ast.parse(notebook_cell(start))
+    namespace = {"np": np, "tf": tf}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            exec(compile(ast.Module([node], []), name, "exec"), namespace)
+    return namespace[name]
+
+
+def test_graph_backward_numpy_draft_of_the_notebook_fails_with_both_of_its_slips():
+    draft = given_function("def graph_backward_numpy_draft", "graph_backward_numpy_draft")
+    # Handed in unchanged: each input times its own factor (M60) ...
+    fails(checks.check_graph_backward_numpy, draft, "M60", says="the other factor")
+
+    # ... and, that line fixed, grad_b (so grad_z) still the number 1.0 (M61).
+    def half_fixed(x, y, z):
+        c, _, _, grad_z = draft(x, y, z)
+        return c, 1.0 * y, 1.0 * x, grad_z
+    fails(checks.check_graph_backward_numpy, half_fixed, "M61", says="not one number")
+
+
+def test_graph_backward_tape_draft_of_the_notebook_watches_nothing():
+    draft = given_function("def graph_backward_tape_draft", "graph_backward_tape_draft")
+    fails(checks.check_graph_backward_tape, draft, "M01", says="tape.watch")
+
+
+def test_graph_backward_tape_accepts_a_persistent_tape_and_one_gradient_at_a_time(capsys):
+    def one_at_a_time(x, y, z):
+        with tf.GradientTape(persistent=True) as tape:
+            for t in (x, y, z):
+                tape.watch(t)
+            c = tf.reduce_sum(tf.add(tf.multiply(x, y), z))
+        grads = [tape.gradient(c, t) for t in (x, y, z)]
+        del tape
+        return (c, *grads)
+    checks.check_graph_backward_tape(one_at_a_time)
+    checks.check_graph_backward_tape(one_at_a_time, cases=[{"seed": 12, "shape": [2, 5]}],
+                                     hidden=True)
+    assert capsys.readouterr().out.count("passed") == 2
+
+
+def test_sgd_step_draft_of_the_notebook_creates_variables_inside_the_step():
+    draft = given_function("@tf.function\ndef sgd_step_draft", "sgd_step_draft")
+    message = fails(checks.check_sgd_step, draft, "M07", says="inside the tf.function")
+    assert "assign" in flat(message), message
+
+
+def test_train_with_optimizer_draft_of_the_notebook_shares_one_step_between_optimizers():
+    namespace = {"np": np, "tf": tf}
+    tree = ast.parse(notebook_cell("@tf.function\ndef shared_step"))
+    exec(compile(ast.Module([n for n in tree.body if isinstance(n, ast.FunctionDef)], []),
+                 "draft", "exec"), namespace)
+    fails(checks.check_train_with_optimizer, namespace["train_with_optimizer_draft"], "M07",
+          says="optimizer.build")
+
+
+def test_train_with_optimizer_accepts_a_shared_step_once_each_optimizer_is_built(capsys):
+    # The other fix of the draft: one compiled step stays shared, and each optimizer creates its
+    # variables before the step first runs (optimizer.build), so no trace creates any.
+    @tf.function
+    def shared(optimizer, x, y, w1, w2):
+        with tf.GradientTape() as tape:
+            loss = tf_loss(x, y, w1, w2)
+        optimizer.apply_gradients(zip(tape.gradient(loss, [w1, w2]), [w1, w2]))
+        return loss
+
+    def built_first(optimizer, x, y, w1, w2, steps):
+        optimizer.build([w1, w2])
+        return [float(shared(optimizer, x, y, w1, w2)) for _ in range(steps)]
+    checks.check_train_with_optimizer(built_first)
+    checks.check_train_with_optimizer(built_first, cases=[
+        ("RMSprop", {"learning_rate": 0.003}, 4, 16, 20, 8, 6)], hidden=True)
+    assert capsys.readouterr().out.count("passed") == 2
+
+
+def test_step_report_reveal_refuses_until_both_predictions_exist(capsys):
+    reveal = notebook_cell("checks.show_prediction(globals(), \"predicted_loss_drop\"")
+    assert reveal.splitlines()[0] == ('checks.show_prediction(globals(), "predicted_loss_drop", '
+                                      '"predicted_weights_change")')
+    with pytest.raises(CheckFailed, match="waits for your prediction"):
+        checks.show_prediction({"predicted_loss_drop": 0.0}, "predicted_loss_drop",
+                               "predicted_weights_change")
+    checks.show_prediction({"predicted_loss_drop": 0.0, "predicted_weights_change": False},
+                           "predicted_loss_drop", "predicted_weights_change")
+    assert "predicted_weights_change = False" in capsys.readouterr().out

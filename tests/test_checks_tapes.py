@@ -487,7 +487,7 @@ def test_hessian_rejects_outer_tape_that_does_not_watch():
 
 
 def test_hessian_explains_gradient_instead_of_jacobian():
-    fails_with(tapes.check_hessian, hessian_with_gradient, None, "jacobian")
+    fails_with(tapes.check_hessian, hessian_with_gradient, "M64", "column sums", "jacobian")
 
 
 def test_hidden_integer_case_message_does_not_show_the_input():
@@ -847,9 +847,9 @@ def test_grading_hessian_passes_the_solution_and_rejects_finite_differences():
     assert grade("check_hessian", hessian_rows, cases) == 2
     graded_failure("check_hessian", hessian_finite_differences, cases, "M21", "hidden case 1",
                    secrets=["0.3", "1.2", "x0*x1"])
-    error = graded_failure("check_hessian", hessian_with_gradient, cases, None, "jacobian",
+    error = graded_failure("check_hessian", hessian_with_gradient, cases, "M64", "jacobian",
                            secrets=["(3, 3)", "(3,)"])
-    assert error.code == "shape"
+    assert error.code == "summed_hessian"
     graded_failure("check_hessian", hessian_outer_unwatched, cases, "M01", "hidden case 1",
                    secrets=["0.3"])
 
@@ -1492,3 +1492,137 @@ def test_grads_from_one_tape_refuses_forward_mode_saying_it_is_correct():
     error = fails_with(tapes.check_grads_from_one_tape, grads_from_one_tape_forward_mode, "M46",
                        "your answer is correct", "persistent GradientTape", "because")
     assert "no tape" not in flat(error)
+
+
+# ---------------------------------------------------------------- 02: the notebook's drafts
+# Each find-and-fix exercise of 02 shows a colleague's draft; handed in unchanged it fails with
+# its mistake id, and each half-fixed version fails with the id of the bug still left.
+
+def grads_from_one_tape_draft(x):
+    x = tf.constant(x, dtype=tf.float32)
+    with tf.GradientTape() as tape:
+        y = x * x
+        z = y * y
+    dz_dx = tape.gradient(z, x)
+    dy_dx = tape.gradient(y, x)
+    return dz_dx, dy_dx
+
+
+def grads_from_one_tape_of_a_variable(x):
+    x = tf.Variable(float(x))
+    with tf.GradientTape(persistent=True) as tape:
+        z = (x * x) * (x * x)
+        y = x * x
+    grads = [tape.gradient(target, x) for target in (z, y)]
+    del tape
+    return tuple(grads)
+
+
+def test_grads_from_one_tape_draft_fails_with_m04_then_m01():
+    fails_with(tapes.check_grads_from_one_tape, grads_from_one_tape_draft, "M04")
+    fails_with(tapes.check_grads_from_one_tape, grads_from_one_tape_unwatched, "M01", "watch")
+
+
+def test_grads_from_one_tape_accepts_a_persistent_tape_of_a_variable(capsys):
+    tapes.check_grads_from_one_tape(grads_from_one_tape_of_a_variable)
+    assert "passed" in capsys.readouterr().out
+
+
+def second_derivative_draft(f, x):
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+    dy_dx = inner.gradient(y, x)
+    d2y_dx2 = outer.gradient(dy_dx, x)
+    return dy_dx, d2y_dx2
+
+
+def second_derivative_watching_both_at_once(f, x):
+    with tf.GradientTape() as outer, tf.GradientTape() as inner:
+        outer.watch(x)
+        inner.watch(x)
+        y = f(x)
+        inner_done = inner.gradient(y, x)
+    return inner_done, outer.gradient(inner_done, x)
+
+
+def test_second_derivative_draft_fails_with_m05_and_each_half_fix_with_the_other_bug():
+    fails_with(tapes.check_second_derivative, second_derivative_draft, "M05", "outer tape")
+    # the gradient moved inside, x still unwatched by the outer tape; and the reverse
+    fails_with(tapes.check_second_derivative, second_derivative_outer_unwatched, "M01", "watch")
+    fails_with(tapes.check_second_derivative, second_derivative_inner_outside, "M05",
+               "outer tape")
+
+
+def test_second_derivative_accepts_two_tapes_opened_in_one_with(capsys):
+    tapes.check_second_derivative(second_derivative_watching_both_at_once)
+    assert "passed" in capsys.readouterr().out
+
+
+def hessian_draft(f, x):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        grad = inner.gradient(y, x)
+    return outer.gradient(grad, x)
+
+
+def hessian_reduced_first(f, x):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        total = tf.reduce_sum(inner.gradient(y, x))
+    return outer.jacobian(total, x)
+
+
+def hessian_persistent_outer_rows(f, x):
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        grad = inner.gradient(y, x)
+        entries = tf.unstack(grad)
+    rows = [outer.gradient(entry, x) for entry in entries]
+    del outer
+    return tf.stack(rows)
+
+
+def test_hessian_draft_and_a_gradient_reduced_first_fail_with_m64():
+    fails_with(tapes.check_hessian, hessian_draft, "M64", "column sums")
+    fails_with(tapes.check_hessian, hessian_reduced_first, "M64", "column sums")
+    graded_failure("check_hessian", hessian_draft, [("square of sum", [0.5, 1.0])], "M64",
+                   "column sums", secrets=("0.5",))
+
+
+def test_hessian_accepts_rows_from_a_persistent_outer_tape(capsys):
+    tapes.check_hessian(hessian_persistent_outer_rows)
+    assert "passed" in capsys.readouterr().out
+
+
+def hvp_draft(f, x, v):
+    with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+    g = tape.gradient(y, x)
+    return acc.jvp(g)
+
+
+def test_hvp_draft_fails_with_m05_in_the_kernel_and_in_grading():
+    fails_with(tapes.check_hvp, hvp_draft, "M05", "with` block", "acc.jvp(g)")
+    graded_failure("check_hvp", hvp_draft, [{"f": "coupled", "n": 9, "seed": 4}], "M05",
+                   "after the block closed", secrets=("coupled",))
+
+
+def test_grading_words_the_inner_gradient_outside_for_what_was_written():
+    error = graded_failure("check_second_derivative", second_derivative_draft, [("x**3", 0.7)],
+                           "M05", "inner.gradient(y, x)", "outer block", secrets=("0.7",))
+    assert error.code == "inner_gradient_outside"
+    graded_failure("check_hessian", hessian_inner_outside, [("square of sum", [0.5, 1.0])],
+                   "M05", "outer.jacobian(g, x)", "outer block", secrets=("0.5",))

@@ -37,8 +37,8 @@ def test_make_pipeline_accepts_shuffle_batch_prefetch(capsys):
 
 
 @pytest.mark.parametrize("kwargs, mistake, says", [
-    ({"cast": False}, None, "float32"),
-    ({"shuffle_first": False}, None, "shuffle before batching"),
+    ({"cast": False}, "M65", "float32"),
+    ({"shuffle_first": False}, "M66", "after the batch"),
     ({"batch": False}, None, ".batch(batch_size)"),
     ({"shuffle_eval": True}, None, "only when training"),
     ({"shuffle_train": False}, "M29", "not shuffled"),
@@ -282,7 +282,7 @@ def test_fit_accepts_loop_with_reset_metrics(capsys):
 
 
 def test_fit_rejects_metrics_never_reset():
-    fails(checks.check_fit, lambda *a: fit(*a, reset=False), says="reset_state")
+    fails(checks.check_fit, lambda *a: fit(*a, reset=False), "M68", says="reset_state")
 
 
 def test_fit_rejects_one_loss_per_batch():
@@ -646,9 +646,9 @@ def notebook_function(name, replace=()):
 
 def test_the_pipeline_draft_has_the_two_bugs_the_notebook_names():
     draft = notebook_function("make_pipeline_draft")
-    fails(checks.check_make_pipeline, draft, says="float32")
+    fails(checks.check_make_pipeline, draft, "M65", says="float32")
     cast = notebook_function("make_pipeline_draft", [("((x, y))", '((x.astype("float32"), y))')])
-    fails(checks.check_make_pipeline, cast, says="shuffle before batching")
+    fails(checks.check_make_pipeline, cast, "M66", says="after the batch")
 
 
 def test_the_pipeline_predictions_are_what_the_draft_does():
@@ -1247,3 +1247,99 @@ def test_final_model_rejects_keras_reached_through_saved_references(digits):
     assert not model.compiled and model.history is None
     fails(lambda m: checks.check_final_model(m, splits.x_val, splits.y_val), model,
           "M21", says="not the custom training loop")
+
+
+# ------------------------------------------------------------------ fit: the notebook's draft
+# fit_draft evaluates on the training batches (M67) and resets its metrics once, before the
+# loop (M68): handed in unchanged it fails with M67, and each half-fixed version with the id of
+# the bug still left.
+
+def fit_draft(replace=()):
+    """The notebook's fit_draft, with its steps and a silent progress bar."""
+    draft = notebook_function("fit_draft", replace)
+    draft.__globals__.update(make_train_step=make_train_step, make_eval_step=make_eval_step,
+                             tqdm=lambda iterable, **kwargs: iterable)
+    return draft
+
+
+VAL_FIXED = [("        for x_batch, y_batch in train_ds:\n            eval_step",
+              "        for x_batch, y_batch in val_ds:\n            eval_step")]
+RESET_FIXED = [("    for metric in (train_loss, train_acc, val_loss, val_acc):\n"
+                "        metric.reset_state()\n"
+                "    for epoch in tqdm(range(epochs), desc=\"draft epochs\"):\n",
+                "    for epoch in tqdm(range(epochs), desc=\"draft epochs\"):\n"
+                "        for metric in (train_loss, train_acc, val_loss, val_acc):\n"
+                "            metric.reset_state()\n")]
+
+
+def test_the_fit_draft_fails_with_m67_then_m68():
+    fails(checks.check_fit, fit_draft(), "M67", says="never read val_ds")
+    fails(checks.check_fit, fit_draft(RESET_FIXED), "M67", says="never read val_ds")
+    fails(checks.check_fit, fit_draft(VAL_FIXED), "M68", says="reset_state")
+
+
+def test_the_fit_draft_fixed_passes(capsys):
+    checks.check_fit(fit_draft(VAL_FIXED + RESET_FIXED))
+    assert "fit: 1 case passed" in capsys.readouterr().out
+
+
+def fit_reset_after_recording(model, optimizer, train_ds, val_ds, epochs):
+    """Correct, written differently: metrics reset at the end of each epoch, after the history
+    took their numbers, and the history built from a list of (key, metric) pairs."""
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    pairs = [("loss", tf.keras.metrics.Mean()),
+             ("accuracy", tf.keras.metrics.SparseCategoricalAccuracy()),
+             ("val_loss", tf.keras.metrics.Mean()),
+             ("val_accuracy", tf.keras.metrics.SparseCategoricalAccuracy())]
+    metric = dict(pairs)
+    train_step = make_train_step(model, optimizer, loss_fn, metric["loss"], metric["accuracy"])
+    eval_step = make_eval_step(model, loss_fn, metric["val_loss"], metric["val_accuracy"])
+    history = {key: [] for key, _ in pairs}
+    for _ in range(epochs):
+        for batch in train_ds:
+            train_step(*batch)
+        for batch in val_ds:
+            eval_step(*batch)
+        for key, m in pairs:
+            history[key].append(float(m.result()))
+            m.reset_state()
+    return history
+
+
+def test_fit_accepts_metrics_reset_after_recording(capsys):
+    checks.check_fit(fit_reset_after_recording)
+    assert "fit: 1 case passed" in capsys.readouterr().out
+
+
+def test_fit_rejects_validation_on_the_training_batches_in_grading():
+    def on_training_data(model, optimizer, train_ds, val_ds, epochs):
+        return fit(model, optimizer, train_ds, train_ds, epochs)
+    entry = judge.load()["check_fit"]
+    request = plain.dumps({"cases": [[1, 2, 300]], "hidden": True, "options": {}})
+    reply = plain.loads(Entry.observe("check_fit", lambda: (on_training_data,), request))
+    with pytest.raises(CheckFailed) as info:
+        case = plain.roundtrip([1, 2, 300])
+        judge.judge_observation(entry, case, reply["cases"][0],
+                                entry.context(0, case, True, reveal=False), {})
+    assert info.value.mistake == "M67", flat(info.value)
+
+
+def test_fit_with_an_evaluation_that_trains_fails_with_m55_not_m68():
+    def trains_while_measuring(model, optimizer, train_ds, val_ds, epochs):
+        loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        metrics = [tf.keras.metrics.Mean(), tf.keras.metrics.SparseCategoricalAccuracy(),
+                   tf.keras.metrics.Mean(), tf.keras.metrics.SparseCategoricalAccuracy()]
+        train_step = make_train_step(model, optimizer, loss_fn, *metrics[:2])
+        eval_step = make_train_step(model, tf.keras.optimizers.SGD(0.1), loss_fn, *metrics[2:])
+        history = {"loss": [], "accuracy": [], "val_loss": [], "val_accuracy": []}
+        for _ in range(epochs):
+            for metric in metrics:
+                metric.reset_state()
+            for batch in train_ds:
+                train_step(*batch)
+            for batch in val_ds:
+                eval_step(*batch)
+            for key, metric in zip(history, metrics):
+                history[key].append(float(metric.result()))
+        return history
+    fails(checks.check_fit, trains_while_measuring, "M55", says="changed while fit read val_ds")

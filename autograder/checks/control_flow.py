@@ -40,6 +40,8 @@ __all__ = ["check_predict_draft", "check_classify", "classify_reference", "check
 #: variable whose shape or dtype changes from one iteration to the next (M37), TF 2.21.
 ONE_BRANCH = re.compile(r"must also be initialized in the (if|else|main) branch")
 LOOP_VARIABLE = re.compile(r"has (shape|dtype) .{0,200} before the loop, but (shape|dtype)")
+#: Python's error for range(None): a range over items.shape[0] traced for unknown length (M57).
+STATIC_LENGTH = re.compile(r"'NoneType' object cannot be interpreted as an integer")
 #: Digits inside a string constant: numbers written in advance.
 DIGITS = re.compile(rb"[0-9]+")
 
@@ -94,8 +96,8 @@ def collect_classify(fn, case, ctx):
         ``{"results": [two text observations], "op_types": [...], "output_ops": [...],
         "autograph_if": bool}`` (output_ops: the op types the returned word is computed from).
     Raises:
-        CheckFailed: M36 for the draft's word set on two of the three paths only (AutoGraph's
-            "must also be initialized in the else branch"); M09 if the ``if`` cannot run in
+        CheckFailed: M36 for a word not set on every path, the implicit ``else`` included
+            (AutoGraph's "must also be initialized in the else branch"); M09 if the ``if`` cannot run in
             the graph (``autograph=False``); M18 for jit_compile=True; not_tf_function.
     """
     __tracebackhide__ = True
@@ -103,11 +105,12 @@ def collect_classify(fn, case, ctx):
     x = float(case)
     explain = _autograph_error(
         ONE_BRANCH, "M36", "one_branch",
-        f"{ctx.what} raised ValueError while TensorFlow traced it: the word is set on two "
-        f"of the three paths only. A tensor `if` becomes a tf.cond, which traces every "
-        f"branch whatever x is, so a name read after it must be set on every path.",
-        "set the word in an `else:` branch too (`else: word = \"zero\"`), or return from "
-        "each branch.")
+        f"{ctx.what} raised ValueError while TensorFlow traced it: the word is not set on "
+        f"every path. A tensor `if` becomes a tf.cond, which traces every branch whatever x "
+        f"is, the `else` included even where none is written (the path on which no "
+        f"comparison holds), so a name read after it must be set on every path.",
+        "give the word a value on the path where no comparison holds too (an `else:`), or "
+        "before the `if`.")
     got = [text_observation(call(fn, tf.constant(x, tf.float32), what=ctx.what,
                                  explain=explain)) for _ in range(2)]
     ops = call(graph_ops, fn, tf.TensorSpec([], tf.float32), what=ctx.what, explain=explain)
@@ -288,10 +291,14 @@ def collect_sum_even(fn, case, ctx):
     a probe (:func:`~autograder.checks.judge.control_flow.sum_even_probe`), and reads the op
     types of its graph for ``tf.TensorSpec([None], tf.int32)``.
 
+    The graph for the case's own, known length is read too (``known_op_types``): a Python
+    ``range(items.shape[0])`` or ``range(len(items))`` is unrolled there (no While op).
+
     Returns:
-        ``{"results", "retraced", "probe", "op_types", "output_ops"}``.
+        ``{"results", "retraced", "probe", "op_types", "output_ops", "known_op_types"}``.
     Raises:
-        CheckFailed: M15 for a Python list filled in the loop (harness); M20, ...
+        CheckFailed: M57 for a Python range over ``items.shape[0]`` (TypeError for unknown
+            length); M15 for a Python list filled in the loop (harness); M20, ...
     """
     __tracebackhide__ = True
     require_tf_function(fn, ctx.exercise)
@@ -302,9 +309,19 @@ def collect_sum_even(fn, case, ctx):
         traces.append(tracing_count(fn))
     probe = call(fn, tf.constant(np.asarray(sum_even_probe(case), np.int32)),
                  what=ctx.what)
-    ops = call(graph_ops, fn, tf.TensorSpec([None], tf.int32),
-               what=f"{ctx.exercise} traced for a vector of unknown length")
-    return {"results": got, "retraced": traces[1] - traces[0], "probe": probe, **ops}
+    unknown = f"{ctx.exercise} traced for a vector of unknown length"
+    explain = _autograph_error(
+        STATIC_LENGTH, "M57", "static_length",
+        f"{unknown} raised TypeError: the loop is a Python range over the static length "
+        f"(items.shape[0] is None when the length is not known), so it runs while tracing, "
+        f"not in the graph.",
+        "loop over the tensor itself (`for item in items:`) or over "
+        "tf.range(tf.size(items)).")
+    ops = call(graph_ops, fn, tf.TensorSpec([None], tf.int32), what=unknown, explain=explain)
+    known = sorted(set(call(graph_op_types, fn, tf.TensorSpec(items.shape, tf.int32),
+                            what=ctx.what)))
+    return {"results": got, "retraced": traces[1] - traces[0], "probe": probe, **ops,
+            "known_op_types": known}
 
 
 check_sum_even = exercise_check("check_sum_even", collect_sum_even)

@@ -214,6 +214,60 @@ CATALOGUE = {
             "measure it, and every evaluation pays a backward pass",
             "measure only: the logits with training=False, the loss and the metrics; no tape, "
             "no update"),
+    "M56": ("str() of a tensor in a graph",
+            "inside a tf.function str(i) runs once, while tracing, on the symbolic tensor: it "
+            "gives its name, 'Tensor(\"while/Placeholder:0\", shape=(), dtype=int32)', written "
+            "into the graph as a constant, never the number",
+            "convert with an op of the graph: tf.strings.as_string(i) (or tf.strings.format)"),
+    "M57": ("a Python range over a tensor's static length",
+            "range(items.shape[0]) or range(len(items)) is a Python loop while the length is "
+            "known: the graph holds one copy of the body per item (a new graph for every "
+            "length), and for a vector of unknown length shape[0] is None (TypeError)",
+            "loop over the tensor itself (for item in items) or over tf.range(tf.size(items))"),
+    "M60": ("a product's gradient times its own factor",
+            "for a = x * y the local derivative with respect to x is y, the other factor: "
+            "grad_a * x sends each input its own value, and grad_x, grad_y come out swapped",
+            "multiply the upstream gradient by the other factor of the product"),
+    "M61": ("a gradient not shaped like its variable",
+            "a sum over every entry sends its upstream gradient to each entry of its input, so "
+            "that gradient is an array shaped like the input; the number 1.0 in its place "
+            "broadcasts in arithmetic but is the gradient of no variable of the graph",
+            "build it with the input's shape: grad_c * np.ones_like(b)"),
+    "M64": ("a Hessian reduced to its column sums",
+            "outer.gradient(g, x) of the inner tape's gradient g differentiates sum(g): one "
+            "number per entry of x, the Hessian's column sums, not the (n, n) matrix",
+            "outer.jacobian(g, x), which keeps one row per entry of g"),
+    "M65": ("float64 features in the input pipeline",
+            "from_tensor_slices keeps NumPy's float64: the dataset moves twice the bytes, Keras "
+            "casts every batch again, and a tf.matmul with a float32 kernel raises "
+            "InvalidArgumentError",
+            "convert first: from_tensor_slices((x.astype('float32'), y))"),
+    "M66": ("shuffle after batch",
+            ".shuffle after .batch moves whole batches: every epoch the same groups of "
+            "neighbouring examples, only in another order",
+            ".shuffle(len(x)) before .batch(batch_size)"),
+    "M67": ("validation measured on other data",
+            "the epoch loop never read val_ds (it evaluated on the training batches): the "
+            "validation numbers then measure examples the model learnt from",
+            "run the evaluation step on every batch of val_ds after each epoch"),
+    "M68": ("metrics not reset every epoch",
+            "tf.keras.metrics accumulate until reset_state(): reset never, or once before the "
+            "loop, and epoch k's numbers average epochs 1 to k, lagging behind the model",
+            "reset_state() on every metric at the start of each epoch"),
+    "M69": ("a switch put back to a fixed state",
+            "a helper that turns tf.config.run_functions_eagerly on and always turns it off "
+            "afterwards also turns off the switch of a caller that had it on: that session runs "
+            "as graphs again after the call",
+            "read tf.config.functions_run_eagerly() first, and put that value back in finally:"),
+    "M70": ("a tf.Variable replaced instead of assigned",
+            "a tf.function holds the variable object it captured when it traced; binding the "
+            "name to a new tf.Variable later leaves the graph reading the old one",
+            "make the variable once and change it in place: v.assign(value)"),
+    "M71": ("a prediction that is not a plain value",
+            "a prediction is checked as written: a tensor, a string or a number of the wrong "
+            "kind (2.0 for a count) is a measurement or a guess in the wrong form, not the "
+            "value the question asks for",
+            "write a plain Python value of the kind the prediction cell's comment shows"),
 }
 
 #: M id -> short name, as messages show it.

@@ -8,7 +8,9 @@ with NumPy and decides. The visible ``check_<name>`` runs both.
 Two kinds of exercise:
 
 - **predictions**: ``check_predict_<topic>(predicted_a, ...)`` reads the values the student
-  wrote before running a cell; :func:`collect_prediction` only passes them on.
+  wrote before running a cell; :func:`collect_prediction` only passes them on. The cell that
+  shows the answer starts with :func:`show_prediction` (03's), which refuses until the
+  prediction is set.
 - **find-and-fix**: a broken function is given in the notebook and the student writes the
   fixed one. Each kernel half calls the fix as a graph (the student's ``tf.function``, or a
   fresh copy of it), more than once, on inputs that reach every branch, and observes the
@@ -19,7 +21,11 @@ Two kinds of exercise:
   inside the function's body.
 
 The mistakes the grader halves name for this module, by what the kernel half observes:
-M19 (run_functions_eagerly left on), M22 (a Python value read once at trace time), M23 (a
+M19 (run_functions_eagerly left on), M69 (the switch put back to a fixed state, not the one it
+had), M22 (a Python value read once at trace time), M70 (a tf.Variable replaced by a new one,
+not assigned: the graph keeps the one it captured), M71 (a prediction that is not a plain
+value written down), M16 (.numpy() inside the graph, found by
+:func:`autograder.checks.harness.call`), M23 (a
 Python list appended inside a tf.function), M24 (a Python iterator consumed at trace time), M25
 (a Python counter as a graph's state), M26 (a retrace per Python float), M27 (a TD target that
 is not held fixed), M28 (ops of loops and conditions not counted), M18 (jit_compile on code XLA
@@ -44,6 +50,7 @@ import tensorflow as tf
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .capture import capture_output
 from .compare import CheckFailed, fail, function_from_source
+from .graphs import show_prediction
 from .harness import (NOT_ANSWERED, call, diagnose, exercise_check, explain_missing_gradient,
                       is_not_answered, is_tf_function, quiet_tensorflow, recording_gradients)
 from .judge.pitfalls import ELSE_BRANCH, LOOP_DTYPE, TD_ALL_STOPPED, XLA_PRINT
@@ -55,7 +62,7 @@ __all__ = [
     "check_run_eagerly", "check_make_scaler", "check_recorder", "check_make_next_value",
     "check_warmup_schedule", "check_descend", "check_td_update", "check_rms_normalize",
     "check_hinge_total", "check_count_ops", "recording_graph_calls", "all_op_types",
-    "COUNT_FUNCTIONS",
+    "COUNT_FUNCTIONS", "show_prediction",
 ]
 
 #: Most entries of a list the kernel sends (a log, a list of calls).

@@ -44,6 +44,9 @@ graph_backward_numpy,  (also) the gradients are exactly the chain rule's: finite
 two_layer_numpy        only approximate them, and cross a ReLU kink (judged from the values)
 =====================  ========================================================================
 
+The cell that shows what ``broken_sgd_step`` does starts with :func:`show_prediction` (03's
+reveal): it refuses until both predictions are set, then prints them.
+
 Every check has the signature ``check_<name>(fn, cases=None, hidden=False)`` (``check_step_report``
 also takes the two predictions after ``fn``): ``fn`` is the student's function, ``cases``
 replaces the default (visible) inputs, ``hidden=True`` names cases by number only. Failing
@@ -59,6 +62,7 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import fail
+from .graphs import show_prediction
 from .harness import (call, exercise_check, explain_missing_gradient, is_tf_function,
                       recording_gradients)
 from .judge.software import (NOT_TF_FUNCTION, RUN_MODES, cross_entropy_inputs, graph_inputs,
@@ -76,6 +80,7 @@ __all__ = [
     "check_log1pexp",
     "two_layer_problem",
     "recording_autodiff",
+    "show_prediction",
 ]
 
 #: Ops that write a resource variable in place (``assign``, ``assign_sub``, ``assign_add``).

@@ -619,7 +619,7 @@ def collect_second_derivative(fn, case, ctx):
                  fix="compute y = f(x) inside the inner tape's `with` block.")
         if d2y_v is None:
             fail(f"{what}: f''(x) is None: the outer tape never recorded how f'(x) depends "
-                 f"on x.", mistake="M05",
+                 f"on x.", mistake="M05", code="inner_gradient_outside",
                  fix="call `inner.gradient(y, x)` inside the outer tape's `with` block "
                      "(indented under it), and `outer.gradient(dy_dx, x)` after it.")
         fail(f"{what}: {which} is None for a tf.constant x but not for a tf.Variable: "
@@ -775,7 +775,7 @@ def collect_hessian(fn, case, ctx):
             fail(f"{what} returned None for a tf.constant x but not for a tf.Variable: x "
                  f"was not watched.", mistake="M01", fix="call `tape.watch(x)` in both tapes.")
         fail(f"{what} returned None: the outer tape never recorded how the gradient depends "
-             f"on x.", mistake="M05",
+             f"on x.", mistake="M05", code="inner_gradient_outside",
              fix="compute `g = inner.gradient(y, x)` inside the outer tape's `with` block, "
                  "then `outer.jacobian(g, x)` after it.")
     producers = record.producers(result)
@@ -820,7 +820,8 @@ def collect_hvp(fn, case, ctx):
         them differentiated what an earlier call returned, "largest": most entries one autodiff
         call returned, "calls": how many autodiff calls were made}``.
     Raises:
-        CheckFailed: the causes :func:`harness.call` names; None returned (``none``).
+        CheckFailed: the causes :func:`harness.call` names; M05 when None is returned (the
+            gradient computed after the accumulator's block closed, as the notebook's draft).
     """
     __tracebackhide__ = True
     what = ctx.what
@@ -836,8 +837,12 @@ def collect_hvp(fn, case, ctx):
     with observing_tapes() as record:
         result = call(fn, f, _fresh_constant(x), _fresh_constant(v), what=what)
     if result is None:
-        fail(f"{what} returned None instead of H v.", code="none",
-             fix="return what the accumulator's jvp gives for the tape's gradient.")
+        fail(f"{what} returned None instead of H v: an accumulator carries tangents only for "
+             f"the operations run inside its `with` block, so the jvp of a gradient computed "
+             f"after the block closed (or of a tensor it never saw) is None.", mistake="M05",
+             code="none",
+             fix="compute the tape's gradient g inside the accumulator's `with` block (indented "
+                 "under it), then return `acc.jvp(g)`.")
     producers = record.producers(result)
     return {"result": result, "methods": [c.method for c in producers[:16]],
             "derived": any(record.derived(c) for c in producers[:16]),

@@ -52,11 +52,13 @@ Known mistakes are named by experiment as before: M05, M12, M13, M14 when the op
 gradients (:func:`~autograder.checks.harness.explain_missing_gradient`), M07 for an optimizer or
 metric created inside the tf.function.
 
-Four exercises are find-and-fix: the notebook gives a broken draft (``make_pipeline_draft``:
-float64 features, shuffle after batch; ``build_model_draft``: a hidden layer shared by every
-model, a softmax output; ``make_train_step_draft``: an optimizer created inside the
+Five exercises are find-and-fix: the notebook gives a broken draft (``make_pipeline_draft``:
+float64 features, M65, shuffle after batch, M66; ``build_model_draft``: a hidden layer shared
+by every model, a softmax output; ``make_train_step_draft``: an optimizer created inside the
 tf.function, the loss after the tape's block, accuracy measured after the update;
-``make_eval_step_draft``: a copy of the train step that updates the weights by hand), runs a
+``make_eval_step_draft``: a copy of the train step that updates the weights by hand;
+``fit_draft``: evaluation on the training batches, M67, seen as a ``val_ds`` the loop never
+read, and metrics reset once before the loop, M68), runs a
 cell that shows what it does, and the student writes the fix; two of them with predictions
 committed before that cell runs. Their checks take the predictions as further positional arguments and judge them
 after the code (a wrong one is answered with the reason; M08 for a trace per call); the hidden
@@ -659,7 +661,9 @@ def collect_fit(fn, case, ctx):
     after it.
 
     Returns:
-        ``{"history", "lengths", "weights", "val_logits", "iterations", "keras", "rule"}``.
+        ``{"history", "lengths", "weights", "val_logits", "iterations", "keras", "rule",
+        "val_passes": how many times fit read val_ds from its start, "eval_trains": the
+        model's weights changed while val_ds was read}``.
     Raises:
         CheckFailed: not a dict, a key missing, a value that is not a number; the mistakes of
             the train step that ``fit`` builds (M05, M07, M12, M13, ...), found by running
@@ -672,8 +676,8 @@ def collect_fit(fn, case, ctx):
     splits = load_digits_splits(seed=seed)
     train_ds = make_dataset(splits.x_train[:n_train], splits.y_train[:n_train], FIT_BATCH,
                             shuffle=True, seed=seed)
-    val_ds = make_dataset(splits.x_val, splits.y_val, FIT_VAL_BATCH)
     model = _small_model(seed, hidden=32)
+    val_ds, val_passes = _counted_dataset(splits.x_val, splits.y_val, FIT_VAL_BATCH, model)
     optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
     # One batch of a static shape for the diagnosis: with op determinism on (the notebook's
     # set-up), the cross-entropy of an unknown batch size computes its indices from the logits'
@@ -707,7 +711,30 @@ def collect_fit(fn, case, ctx):
     return {"history": values, "lengths": lengths, "weights": _weights(model),
             "val_logits": val_logits, "iterations": int(optimizer.iterations.numpy()),
             "keras": bool(keras_calls) or bool(rule_keras) or _keras_trained(model),
-            "rule": rule}
+            "rule": rule, "val_passes": val_passes[0], "eval_trains": val_passes[1]}
+
+
+def _counted_dataset(x, y, batch_size: int, model):
+    """A dataset of ``(x_batch, y_batch)`` in order (float32 features, int32 labels, batches of
+    ``batch_size``, the last smaller) that counts how often it is read from its start, in
+    Python or in a graph, and sees whether ``model``'s weights change while it is read:
+    ``(dataset, seen)``, ``seen[0]`` the count, ``seen[1]`` True once the weights changed
+    between two batches of one pass. Used for fit's ``val_ds``: a loop that evaluates on other
+    data never reads it (M67); an evaluation that trains changes the weights (M55)."""
+    x, y = np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.int32)
+    seen = [0, False]
+
+    def batches():
+        seen[0] += 1
+        before = _weights(model)
+        for start in range(0, len(y), batch_size):
+            yield x[start:start + batch_size], y[start:start + batch_size]
+            if not seen[1] and any(not np.array_equal(a, b)
+                                   for a, b in zip(before, _weights(model))):
+                seen[1] = True
+
+    spec = (tf.TensorSpec((None,) + x.shape[1:], tf.float32), tf.TensorSpec((None,), tf.int32))
+    return tf.data.Dataset.from_generator(batches, output_signature=spec), seen
 
 
 def _momentum_slots(optimizer, variables) -> list:

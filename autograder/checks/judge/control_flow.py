@@ -156,11 +156,12 @@ def predict_draft(case, obs, ctx):
 
 # --------------------------------------------------------------------------- classify
 
-ONE_BRANCH = ("{what} raised ValueError while TensorFlow traced it: the word is set on two of "
-              "the three paths only. A tensor `if` becomes a tf.cond, which traces every "
-              "branch whatever x is, so a name read after it must be set on every path.",
-              "set the word in an `else:` branch too (`else: word = \"zero\"`), or return "
-              "from each branch.")
+ONE_BRANCH = ("{what} raised ValueError while TensorFlow traced it: the word is not set on "
+              "every path. A tensor `if` becomes a tf.cond, which traces every branch whatever "
+              "x is, the `else` included even where none is written (the path on which no "
+              "comparison holds), so a name read after it must be set on every path.",
+              "give the word a value on the path where no comparison holds too (an `else:`), "
+              "or before the `if`.")
 
 
 @exercise("classify", module=MODULE, cases=[2.0, -3.0, 0.0],
@@ -304,6 +305,12 @@ def _fizzbuzz_result(ctx, result, n: int, part: str = "") -> None:
                  f"TensorArray.write returns a new TensorArray and leaves the old one "
                  f"unchanged; if its result is dropped, nothing is written (eager mode hides "
                  f"this).", mistake="M11", fix="assign it back: ta = ta.write(i, s).")
+    if any(w.startswith("Tensor(") for w in words):
+        ctx.fail(f"{ctx.what}{part} returned the text of a symbolic tensor, "
+                 f"'Tensor(\"...\", shape=(), dtype=int32)', where a number should be: str(i) "
+                 f"runs once, while TensorFlow traces the loop body, and writes the tensor's "
+                 f"name into the graph, not its value on each iteration.", mistake="M56",
+                 fix="convert the number with an op of the graph: tf.strings.as_string(i).")
     for i, (got, want) in enumerate(zip(words, fizzbuzz_reference(n))):
         if got != want:
             if ctx.reveal:
@@ -440,18 +447,29 @@ def count_word(case, obs, ctx):
 
 # --------------------------------------------------------------------------- sum_even
 
+STATIC_LENGTH = ("{what} raised TypeError while TensorFlow traced it for a vector of unknown "
+                 "length: the loop is a Python range over the static length (items.shape[0] "
+                 "is None there), so it runs while tracing, not in the graph.",
+                 "loop over the tensor itself (`for item in items:`) or over "
+                 "tf.range(tf.size(items)).")
+
+
 @exercise("sum_even", module=MODULE, cases=[[1, 2, 3, 4], [5, 10, 15]],
           label=lambda case: f"input {case}",
-          idea="the for loop over the tensor runs in the graph: in the graph for a vector of "
-               "unknown length the returned sum is computed by a While op (AutoGraph's "
-               "tf.while_loop; no Python function called from the graph), and the sum "
+          idea="the draft fixed: the for loop runs in the graph, for a vector of unknown "
+               "length and for the case's own length alike: the returned sum is computed by "
+               "a While op (AutoGraph's tf.while_loop; not a Python range over the static "
+               "length, unrolled; no Python function called from the graph), and the sum "
                "follows the items.",
           kernel_evidence="the op types of the graph for a vector of unknown length and those "
-                          "the returned sum is computed from, and trace counts")
+                          "the returned sum is computed from, the op types of the graph for "
+                          "the case's length, and trace counts",
+          findings={"static_length": STATIC_LENGTH})
 def sum_even(case, obs, ctx):
     """``obs``: ``results`` (two calls), ``retraced`` (traces the second call made),
     ``probe`` (the result for :func:`sum_even_probe`), ``op_types`` (of the graph for a
-    vector of unknown length), ``output_ops`` (those the sum is computed from). Reference:
+    vector of unknown length), ``output_ops`` (those the sum is computed from),
+    ``known_op_types`` (of the graph for the case's length). Reference:
     NumPy's ``items[items % 2 == 0].sum()``."""
     items = np.asarray(case, np.int64).reshape(-1)
     want = np.int32(items[items % 2 == 0].sum())
@@ -465,11 +483,18 @@ def sum_even(case, obs, ctx):
     if not WHILE_OPS & op_types(obs):
         ctx.fail(f"{ctx.what} gives the right sums, but its graph for a vector of unknown "
                  f"length has no While loop: the loop does not run in the graph.",
-                 mistake="M21", fix="write `for item in items:` over the tensor (AutoGraph "
-                                    "makes it a tf.while_loop), `continue` for odd items and "
-                                    "`total += item` for the others.", code="no_while")
-    fix = ("write `for item in items:` over the tensor, `continue` for odd items and "
-           "`total += item` for the others, and return total.")
+                 mistake="M21", fix="loop over the tensor (AutoGraph makes `for item in "
+                                    "items:` a tf.while_loop) and add the even items to a "
+                                    "tensor total inside the loop.", code="no_while")
+    if not WHILE_OPS & op_types(obs, "known_op_types"):
+        ctx.fail(f"{ctx.what} gives the right sums, but its graph for a vector of known length "
+                 f"has no While loop: a Python range over the static length (items.shape[0] "
+                 f"or len(items)) runs while tracing, and the graph holds one copy of the body "
+                 f"per item, a new graph for every length.", mistake="M57",
+                 fix="loop over the tensor itself (`for item in items:`) or over "
+                     "tf.range(tf.size(items)).", code="unrolled")
+    fix = ("loop over the tensor (`for item in items:`), add the even items to a tensor total, "
+           "and return total.")
     refuse_py_function(ctx, obs, fix)
     require_from(ctx, obs, WHILE_OPS, "a While loop", fix, "loop_beside")
     if count(obs, "retraced"):

@@ -131,6 +131,7 @@ def _predicted(ctx, got, names, kinds) -> None:
                   "list": "a list such as [1.0, 2.0]"}[kind]
         ctx.fail(f"{ctx.what}: {name} should be {wanted}, written in the prediction cell "
                  f"(a prediction is written down before the code runs, not measured).",
+                 mistake="M71",
                  fix=f"set `{name} = ...` to a plain Python value in the prediction cell.",
                  code="prediction_type")
 
@@ -346,6 +347,7 @@ def run_eagerly(case, obs, ctx):
                              "raises.")
             ctx.fail(f"{ctx.what}: the switch was on before the call and is off after it: "
                      f"run_eagerly must put it back as it was, not always off.",
+                     mistake="M69",
                      fix="previous = tf.config.functions_run_eagerly() before switching on, "
                          "and tf.config.run_functions_eagerly(previous) in `finally:`.",
                      code="not_restored")
@@ -387,10 +389,21 @@ def make_scaler(case, obs, ctx):
     x, initial = _floats(case["x"]), float(case["initial"])
     scales = [initial, initial] + [float(s) for s in case["scales"]] + [initial]
     got = values(obs, "results", len(scales))
+    ops = op_types(obs)
     for step, (value, scale) in enumerate(zip(got, scales)):
         want = (x * scale).astype(np.float32)
-        if step >= 2 and not matches(value, want) and matches(value, x * initial) \
-                and scale != initial:
+        stuck = (step >= 2 and not matches(value, want) and matches(value, x * initial)
+                 and scale != initial)
+        if stuck and "ReadVariableOp" in ops:
+            ctx.fail(f"{ctx.what}: scaled's graph reads a tf.Variable, but after set_scale it "
+                     f"still multiplies by the first scale{_shown(ctx, f' {initial}')}. The "
+                     f"graph holds the variable object it captured when it traced; binding the "
+                     f"name to a new tf.Variable in set_scale leaves that one unchanged.",
+                     mistake="M70",
+                     fix="make the tf.Variable once, in make_scaler, and change its value in "
+                         "place: `scale.assign(value)` in set_scale (no `nonlocal`, no new "
+                         "tf.Variable).")
+        if stuck:
             ctx.fail(f"{ctx.what}: after set_scale, scaled(x) still multiplies by the first "
                      f"scale{_shown(ctx, f' {initial}')}. A Python number read inside a "
                      f"tf.function becomes a constant of the graph when it traces; changing "
@@ -401,7 +414,6 @@ def make_scaler(case, obs, ctx):
         part = ", scaled(x)" + (f" after set_scale({scale})" if ctx.reveal and step >= 2
                                 else " after set_scale" if step >= 2 else "")
         ctx.close(value, want, part, check_dtype="float")
-    ops = op_types(obs)
     _not_py_function(ctx, ops, "read a tf.Variable inside scaled; assign to it in set_scale.")
     if count(obs, "traces") != 1:
         ctx.fail(f"{ctx.what} gives the right values, but scaled traced again for a new "

@@ -277,14 +277,19 @@ def graph_backward_numpy(case, obs, ctx):
     c = _scalar(ctx, obs["c"], ", c", " (the sum over every entry)")
     ctx.close(c, np.sum(x * y + z), ", c", rtol=1e-6)
     gx, gy, gz = (_array(ctx, obs[k], f", {k}") for k in ("grad_x", "grad_y", "grad_z"))
+    if _near(gx, x, 1e-6) and _near(gy, y, 1e-6) and not _near(x, y):
+        ctx.fail(f"{ctx.what}: grad_x is x and grad_y is y: each input got the upstream "
+                 f"gradient times its own value. The local derivative of a = x * y with "
+                 f"respect to x is y, the other factor (and with respect to y it is x).",
+                 mistake="M60", fix="multiply grad_a by the other factor of the product, for "
+                                    "each of its two inputs.", code="swapped")
     if gz.shape != z.shape:
         shapes = f", {z.shape}, got shape {gz.shape}" if ctx.reveal else ""
-        ctx.fail(f"{ctx.what}: grad_z should have the shape of z{shapes}. Every entry of z adds "
-                 f"to c once, so dc/dz is an array of ones shaped like z: grad_z = "
-                 f"np.ones_like(z) (not the number 1).", code="grad_z_shape")
-    if _near(gx, x, 1e-6) and _near(gy, y, 1e-6) and not _near(x, y):
-        ctx.fail(f"{ctx.what}: grad_x and grad_y are swapped: dc/dx = y (the other factor of "
-                 f"a = x * y) and dc/dy = x.", code="swapped")
+        ctx.fail(f"{ctx.what}: grad_z should have the shape of z{shapes}. c = sum(b) adds every "
+                 f"entry of b once, so the sum sends its upstream gradient to every entry: "
+                 f"grad_b, and with it grad_z, is an array shaped like b, not one number.",
+                 mistake="M61", fix="make grad_b an array: grad_c * np.ones_like(b); + then "
+                                    "passes it on unchanged.", code="grad_z_shape")
     ctx.close(gx, y, ", grad_x (dc/dx = y)", rtol=1e-6)
     ctx.close(gy, x, ", grad_y (dc/dy = x)", rtol=1e-6)
     ctx.close(gz, np.ones_like(z), ", grad_z (dc/dz = 1)", rtol=1e-6)
@@ -669,11 +674,15 @@ def step_report(case, obs, ctx):
             kind_words = "a number"
         if not ok:
             wrote = "something that is neither" if guess is None else repr(guess)
-            shown = f" (you wrote {wrote})" if ctx.reveal else ""
+            shown = f" (you predicted {wrote})" if ctx.reveal else ""
             ctx.fail(f"{ctx.what}: your step_report works, but the prediction {name}{shown} is "
-                     f"not what broken_sgd_step does. Run the cell after the check: your report "
-                     f"shows its five losses and whether its weights change; then read why.",
-                     fix=f"set {name} to what the report shows ({kind_words}).",
+                     f"not what broken_sgd_step does. Read its two update lines again: after "
+                     f"`w1 = w1 - lr * grad_w1`, what does the name w1 refer to, and what does "
+                     f"the variable the caller passed in hold? What does the next call then "
+                     f"start from?",
+                     fix=f"rethink {name} ({kind_words}) from the code, not from a run: the "
+                         f"cell after the check shows your prediction beside what your report "
+                         f"measures, and the text under it says why.",
                      code="prediction")
 
 

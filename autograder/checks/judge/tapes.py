@@ -531,7 +531,12 @@ NESTED_FIX = ("let two nested tapes do it: inside `with tf.GradientTape() as out
                "those two gradient calls produced, for any f.",
           kernel_evidence="which tape calls produced the returned values, and whether the call "
                           "that produced f''(x) differentiated a value another tape call "
-                          "produced")
+                          "produced",
+          findings={"inner_gradient_outside": (
+              "{what}: f''(x) is None: the outer tape never recorded how f'(x) depends on x "
+              "(the inner gradient was computed after the outer block closed).",
+              "call `inner.gradient(y, x)` inside the outer tape's `with` block (indented "
+              "under it), and `outer.gradient(dy_dx, x)` after it.")})
 def second_derivative(case, obs, ctx):
     """``obs``: ``dy_dx``, ``d2y_dx2``, ``first_from_tape`` (f'(x) produced by a tape call),
     ``second_nested`` (f''(x) produced by a call whose target another call produced),
@@ -730,7 +735,12 @@ HESSIAN_FIX = ("compute `g = inner.gradient(y, x)` inside the outer tape's `with
                "jacobian (or one gradient per entry of g) is the Hessian: the matrix returned "
                "is what those outer calls produced, for any f.",
           kernel_evidence="which tape calls produced the returned matrix (whole or row by row), "
-                          "and whether they differentiated a value another tape call produced")
+                          "and whether they differentiated a value another tape call produced",
+          findings={"inner_gradient_outside": (
+              "{what} returned None: the outer tape never recorded how the gradient depends on "
+              "x (the inner gradient was computed after the outer block closed).",
+              "compute `g = inner.gradient(y, x)` inside the outer tape's `with` block, then "
+              "`outer.jacobian(g, x)` after it.")})
 def hessian(case, obs, ctx):
     """``obs``: ``result``, ``from_tape`` (the matrix, or each of its rows, produced by a tape
     call), ``nested`` (those calls differentiated a value another tape call produced),
@@ -750,9 +760,14 @@ def hessian(case, obs, ctx):
                 "`outer.jacobian(g, x)` to keep one row per entry."
                 if result.shape == (n,) else "")
         shapes = f" {(n, n)}, got {result.shape}" if ctx.reveal else " (n, n)"
-        ctx.fail(f"{ctx.what} should have shape{shapes}.{hint}",
-                 fix=None if hint else "return the (n, n) matrix of second derivatives.",
-                 code="shape")
+        if hint:
+            ctx.fail(f"{ctx.what} should have shape{shapes}: it returned one number per entry "
+                     f"of x, the Hessian's column sums.{hint}", mistake="M64",
+                     code="summed_hessian",
+                     fix="return `outer.jacobian(g, x)`, where g is the inner tape's gradient "
+                         "computed inside the outer block.")
+        ctx.fail(f"{ctx.what} should have shape{shapes}.",
+                 fix="return the (n, n) matrix of second derivatives.", code="shape")
     ctx.close(result, finite_difference_hessian(f, x), "", rtol=1e-3, atol=1e-3,
               check_dtype="float")
     if obs["from_tape"] is not True:
@@ -821,13 +836,17 @@ HVP_FIX = ("inside `with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) a
           label=lambda c: f"input f = {c.get('f', 'hidden')}, n = {c['n']}",
           idea="a Hessian-vector product without the Hessian: forward-over-back, the jvp of a "
                "ForwardAccumulator (tangents v) of the gradient a GradientTape computes, gives "
-               "H v in about the cost of one gradient and memory of order n; no autodiff call "
+               "H v in a small multiple of one gradient's time and memory (the tape's record "
+               "of f and a tangent per tensor, never n * n numbers of its own); no autodiff call "
                "returns the (n, n) Hessian.",
           kernel_evidence="which autodiff calls (tape.gradient, jacobian, batch_jacobian, "
                           "ForwardAccumulator.jvp) produced the returned value and from which "
                           "target, and the most entries any autodiff call returned",
-          findings={"none": ("{what} returned None instead of H v.",
-                             "return what the accumulator's jvp gives for the tape's gradient.")})
+          findings={"none": ("{what} returned None instead of H v: an accumulator carries "
+                             "tangents only for the operations run inside its `with` block, so "
+                             "the jvp of a gradient computed after the block closed is None.",
+                             "compute the tape's gradient g inside the accumulator's `with` "
+                             "block, then return `acc.jvp(g)`.")})
 def hvp(case, obs, ctx):
     """``obs``: ``result``, ``methods`` (of the calls that produced it), ``derived`` (one of them
     differentiated what an earlier autodiff call returned), ``largest`` (most entries one
@@ -879,7 +898,8 @@ HVP_PREDICTION_N = 1000
 
 @exercise("hvp_prediction", module=MODULE, cases=[None], label=lambda case: "your prediction",
           idea="predict the cost of higher-order autodiff at n = 1000: a float32 Hessian holds "
-               "n * n * 4 bytes = 4 MB, one Hessian-vector product n * 4 bytes = 0.004 MB, and "
+               "n * n * 4 bytes = 4 MB, the result of one Hessian-vector product n * 4 bytes = "
+               "0.004 MB, and "
                "the Hessian is n Hessian-vector products (one per column, H e_j).")
 def hvp_prediction(case, obs, ctx):
     """``obs``: ``values`` = [predicted_hessian_mb, predicted_hvp_mb,

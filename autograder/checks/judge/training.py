@@ -302,8 +302,10 @@ def _judge_pipeline(ctx, seen, training, n, batch_size, labels):
                  ".batch(batch_size).")
     if seen["x_dtype"] != "float32":
         got = f" of dtype {seen['x_dtype']}" if reveal else " that are not float32"
-        ctx.fail(f"{what} gives features{got}; Keras layers compute in float32: convert with "
-                 "x.astype('float32') (or tf.cast) first.")
+        ctx.fail(f"{what} gives features{got}: from_tensor_slices keeps the dtype of the "
+                 "array it is given, and the model computes in float32.", mistake="M65",
+                 fix="convert before slicing: from_tensor_slices((x.astype('float32'), y)) "
+                     "(or a tf.cast in a .map).")
     if seen["y_integer"] is not True:
         got = f" of dtype {seen['y_dtype']}" if reveal else " that are not integers"
         ctx.fail(f"{what} gives labels{got}; they should stay integers for "
@@ -335,7 +337,8 @@ def _judge_pipeline(ctx, seen, training, n, batch_size, labels):
                                           np.arange(block.min(), block.min() + len(block)))
             for block in np.split(order, np.cumsum(sizes)[:-1])):
         ctx.fail(f"{what}: each batch holds consecutive examples, so only the order of the "
-                 "batches is shuffled. Shuffle before batching: .shuffle(len(x)).batch(batch_size).")
+                 "batches is shuffled: the shuffle comes after the batch.", mistake="M66",
+                 fix="shuffle before batching: .shuffle(len(x)).batch(batch_size).")
     if seen["truncated"] or sorted(order.tolist()) != list(range(n)):
         got = (f", got {len(order)} examples ({len(set(order.tolist()))} different)"
                if shows_inputs and not seen["truncated"] else "")
@@ -722,7 +725,9 @@ HISTORY_KEYS = ("loss", "accuracy", "val_loss", "val_accuracy")
                           "imported, before the student's first cell) ran on the model or on "
                           "one sharing its variables; and, from a second run with SGD with "
                           "momentum on fixed batches, the weights after it and the "
-                          "optimizer's momentum slots, which the grader replays step by step",
+                          "optimizer's momentum slots, which the grader replays step by step; "
+                          "how many times fit read val_ds from its start, and whether the "
+                          "model's weights changed while it was read",
           findings={"history_type": ("fit should return a dict of lists (the history).",
                                      "return `history`, a dict with the lists \"loss\", "
                                      "\"accuracy\", \"val_loss\" and \"val_accuracy\"."),
@@ -767,14 +772,33 @@ def fit(case, obs, ctx):
                            for i in range(0, len(labels), FIT_VAL_BATCH)])
     loss_ok = any(np.isclose(values["val_loss"][-1], want, rtol=1e-4, atol=1e-5)
                   for want in (want_loss, batch_means))
+    passes = obs.get("val_passes")
+    if passes == 0:
+        ctx.fail(f"{ctx.what} never read val_ds ({ctx.label}): its validation values were "
+                 "measured on other data (the training set?), so they say nothing about examples "
+                 "the model did not learn from.", mistake="M67", code="val_not_read",
+                 fix="run the evaluation step on every batch of val_ds, the argument fit was "
+                     "given, after training each epoch.")
+    if obs.get("eval_trains") is True:
+        ctx.fail(f"{ctx.what}: the model's weights changed while fit read val_ds "
+                 f"({ctx.label}): the evaluation trains, so the validation numbers describe a "
+                 "model that learnt from the validation set.", mistake="M55",
+                 code="eval_trains_in_fit",
+                 fix="make the evaluation step measure only (make_eval_step: logits with "
+                     "training=False, the loss and the metrics; no tape, no update), and call "
+                     "the train step only on train_ds.")
     if not np.isclose(values["val_accuracy"][-1], want_acc, atol=1e-6) or not loss_ok:
         numbers = (f": val_loss {want_loss:.4f}, val_accuracy {want_acc:.4f}; got "
                    f"{values['val_loss'][-1]:.4f} and {values['val_accuracy'][-1]:.4f}"
                    if reveal else "")
+        read = (f" val_ds was read {passes} times in {epochs} epochs."
+                if shows_inputs and isinstance(passes, int) and passes != epochs else "")
         ctx.fail(f"the last epoch's validation values ({ctx.label}) should describe the final "
-                 f"model on the validation set{numbers}. Reset every metric "
-                 "(metric.reset_state()) at the start of each epoch, and evaluate on all of "
-                 "val_ds after training the epoch.")
+                 f"model on the validation set{numbers}: metrics accumulate until they are "
+                 f"reset, so values never reset (or reset only once, before the loop) average "
+                 f"over every epoch so far.{read}", mistake="M68", code="metrics_not_reset",
+                 fix="call reset_state() on every metric at the start of each epoch, and "
+                     "evaluate on all of val_ds, once, after training the epoch.")
     for key in ("accuracy", "val_accuracy"):
         if not all(0.0 <= v <= 1.0 for v in values[key]):
             got = f", got {values[key]}" if reveal else ""

@@ -1,0 +1,49 @@
+# based on: ada_full
+# p05_drafts_handed_in: the answers below replace ada_full's; every other answer cell is ada_full's.
+# The four find-and-fix exercises handed in as the notebook's drafts, only renamed: a default tape
+# asked twice (M04), the inner gradient after the outer block (M05), the Hessian's column sums
+# from outer.gradient (M64), and the gradient taken after the accumulator's block (M05).
+
+# %% grads_from_one_tape
+def grads_from_one_tape(x):
+    x = tf.constant(x, dtype=tf.float32)
+    with tf.GradientTape() as tape:
+        y = x * x
+        z = y * y
+    dz_dx = tape.gradient(z, x)
+    dy_dx = tape.gradient(y, x)
+    return dz_dx, dy_dx
+
+# %% second_derivative
+def second_derivative(f, x):
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+    dy_dx = inner.gradient(y, x)
+    d2y_dx2 = outer.gradient(dy_dx, x)
+    return dy_dx, d2y_dx2
+
+# %% hessian
+def hessian(f, x):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        grad = inner.gradient(y, x)
+    return outer.gradient(grad, x)
+
+# %% hvp
+predicted_hessian_mb = 4.0
+predicted_hvp_mb = 0.004
+predicted_hvps_per_hessian = 1000
+
+
+def hvp(f, x, v):
+    with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+    g = tape.gradient(y, x)
+    return acc.jvp(g)
