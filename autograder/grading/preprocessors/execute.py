@@ -290,12 +290,12 @@ class GradingExecute(Execute):
 
     @contextmanager
     def setup_kernel(self, **kwargs):
-        """nbclient's; in a sandbox the notebook's other files are placed in its working folder
-        first (:mod:`.preprocessors.placed`); after the last cell, with the kernel still alive,
-        the files it wrote are read back (:mod:`.preprocessors.written`)."""
+        """nbclient's; in a sandbox, the other files of the notebook's folder (``resources``'s
+        ``metadata.path``) are placed in its working folder first (:mod:`.preprocessors.placed`);
+        after the last cell the files it wrote are read back (:mod:`.preprocessors.written`)."""
         with super().setup_kernel(**kwargs):
             self._placed = {}
-            if isinstance(self.km, SandboxedKernelManager):  # its working folder sees nothing else
+            if isinstance(self.km, SandboxedKernelManager) and (self.resources.get("metadata") or {}).get("path"):
                 self._placed, notes = run_sync(placed.place)(
                     self._ask, self.probe_timeout_s, Path(_folder(self.resources)), WORKDIR,
                     str(self.resources.get("unique_key") or "the notebook"), written.WRITTEN)
