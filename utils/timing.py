@@ -187,7 +187,7 @@ def spread_verdict(first_s: list[float], second_s: list[float], first: str = "th
         floor: the smallest ratio ever called a difference.
     Returns:
         One sentence: ``"<first> ran 2.1x as fast as <second>"``, the same the other way round,
-        or ``"<first> and <second> ran about as fast (<first>/<second> = 1.08, within the 1.9x
+        or ``"<first> and <second> ran about as fast (<second> / <first> = 1.08, within the 1.9x
         spread of the repeats)"``.
     Raises:
         ValueError: an empty list, or a time that is not positive.
