@@ -682,7 +682,7 @@ def test_predict_retraces_and_prints(capsys):
     fails_with(prints, (4, 4), "M08", "only while TensorFlow traces")
     fails_with(prints, (1, 4), None, "traces once more")
     fails_with(prints, (2, 2), None, "runs on every call")
-    error = fails_with(prints, (2.0, 4), None, "a whole number")
+    error = fails_with(prints, (2.0, 4), "M71", "a whole number")
     assert error.code == "prediction_type"
 
 
