@@ -668,7 +668,7 @@ def test_predict_if_error_rejects_a_value_and_another_error():
                        "tf.cond")
     assert error.code == "wrong_prediction"
     fails_with(checks.check_predict_if_error, ValueError, "M09", "you predicted 'ValueError'")
-    error = fails_with(checks.check_predict_if_error, 2.0, None, "name of an exception class")
+    error = fails_with(checks.check_predict_if_error, 2.0, "M71", "name of an exception class")
     assert error.code == "prediction_type"
 
 

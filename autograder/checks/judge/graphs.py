@@ -51,7 +51,8 @@ def predict_if_error(case, obs, ctx):
         ctx.fail(f"{ctx.what}: {name} should be the name of an exception class as a string "
                  f"(\"ValueError\"), or None if you expect a value, written in the prediction "
                  f"cell before the code runs.",
-                 fix=f"set `{name} = \"...\"` in the prediction cell.", code="prediction_type")
+                 mistake="M71", fix=f"set `{name} = \"...\"` in the prediction cell.",
+                 code="prediction_type")
     if got is None or got.strip().rsplit(".", 1)[-1] not in IF_ERRORS:
         _wrong(ctx, name, got, IF_ERRORS[0], "While tracing, x >= 0 is a symbolic tensor with "
                "no value: Python's if asks for its truth value, and without AutoGraph nothing "
