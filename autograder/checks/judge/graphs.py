@@ -17,7 +17,7 @@ import numpy as np
 
 from . import exercise
 from .pitfalls import PREDICTION_LABEL, _predicted, _same, _wrong
-from .readers import (PY_FUNC_OPS, check_probe, count, op_types, refuse_py_function,
+from .readers import (PY_FUNC_OPS, check_probe, count, matches, op_types, refuse_py_function,
                       require_from, values)
 
 MODULE = "autograder.checks.graphs"
@@ -453,10 +453,7 @@ def accumulator(case, obs, ctx):
     offset = (float(first_last) if isinstance(first_last, (int, float, np.floating, np.ndarray))
               and np.ndim(first_last) == 0 else 0.0)
     shared = expected + np.float32(offset)
-    if added.size and np.any(expected != shared) and all(
-            isinstance(got, (int, float, np.floating, np.ndarray)) and np.ndim(got) == 0
-            and np.isclose(float(got), want, rtol=1e-5, atol=1e-6)
-            for got, want in zip(totals, shared)):
+    if added.size and np.any(expected != shared) and matches(totals, shared):
         shown = (f" (its totals were {[round(float(t), 4) for t in totals]}, not "
                  f"{[round(float(t), 4) for t in expected]})" if ctx.reveal else "")
         ctx.fail(f"{ctx.what}: a second Accumulator() starts where the first one stopped"

@@ -140,14 +140,16 @@ class LimitOutputSize(NbGraderPreprocessor):
 HTML_TAGS = [*bleach.ALLOWED_TAGS, "div", "span", "pre", "code", "p", "br", "hr", "h1", "h2", "h3",
              "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "img", "sup", "sub"]
 HTML_ATTRIBUTES = {**bleach.ALLOWED_ATTRIBUTES, "*": ["class"], "img": ["src", "alt", "width", "height"]}
+# The only URL schemes a link or image of a submission may use (any relative address is kept).
+URL_SCHEMES = ("http", "https", "data")
 
 
 def url_is_safe(url: str) -> bool:
-    """Whether a link or image address is relative or by http, https, mailto or data URL, after
+    """Whether a link or image address is relative or of :data:`URL_SCHEMES` or mailto, after
     what a browser ignores (entities, white space and control characters, case) is taken out."""
     plain = re.sub(r"[\x00-\x20]", "", html.unescape(url)).lower()
     scheme = re.match(r"([a-z][a-z0-9+.-]*):", plain)
-    return scheme is None or scheme.group(1) in ("http", "https", "mailto", "data")
+    return scheme is None or scheme.group(1) in (*URL_SCHEMES, "mailto")
 
 
 class _Addresses(HTMLParser):
@@ -173,7 +175,7 @@ def clean_html(text: str) -> str:
     """``text`` with only :data:`HTML_TAGS` and :data:`HTML_ATTRIBUTES` left as HTML (links and
     images by http, https or data URLs), everything else escaped."""
     return bleach.clean(text, tags=HTML_TAGS, attributes=HTML_ATTRIBUTES,
-                        protocols=["http", "https", "data"])
+                        protocols=list(URL_SCHEMES))
 
 
 class SanitizeHTML(NbGraderPreprocessor):
