@@ -14,7 +14,7 @@ import nbformat
 from autograder.grading.course import REPO_ROOT, assignments
 from autograder.grading.defaults import GRADEBOOK_FILE, KERNEL_NAME, RELEASE_DIR, SOURCE_DIR
 from autograder.grading.kernels.managers import GradingKernelManager
-from autograder.grading.nbgrader_api import nbgrader_api, nbgrader_config
+from autograder.grading.nbgrader_api import nbgrader_api, nbgrader_config, stamp_new_gradebook
 
 
 class ReleaseError(RuntimeError):
@@ -127,6 +127,7 @@ def release(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT,
         raise ValueError(f"a due date for {', '.join(sorted(set(due) - set(ids)))}, which is not "
                          f"released here (assignments: {', '.join(ids)})")
     config = nbgrader_config(root, db_path=db_path, db_url=db_url, release_dir=release_dir)
+    stamp_new_gradebook(config.CourseDirectory.db_url)
     api = nbgrader_api(config)
     released = []
     for assignment_id in ids:

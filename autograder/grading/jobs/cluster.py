@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import uuid
-from contextlib import contextmanager
+from concurrent.futures import Future
+from contextlib import contextmanager, nullcontext
 from typing import Callable, Iterator
 
 from tqdm.auto import tqdm
@@ -44,7 +46,8 @@ def dask_client(workers: int, scheduler: str | None = None) -> Iterator:
     ``tcp://10.0.0.5:8786``) when given, else to a new ``LocalCluster`` of ``workers`` worker
     processes with one thread each, on this machine's loopback (its dashboard on a free port),
     each with :func:`worker_memory_limit`: Dask restarts a worker past 95% of it (and never pauses
-    or spills one: a job holds nothing Dask could spill)."""
+    or spills one: a job holds nothing Dask could spill). Each worker of the embedded cluster
+    imports the grading code (:data:`WORKER_PRELOAD`) as it starts, not at its first job."""
     import dask
     from distributed import Client, LocalCluster
 
@@ -59,14 +62,58 @@ def dask_client(workers: int, scheduler: str | None = None) -> Iterator:
             return
         with LocalCluster(n_workers=max(1, workers), threads_per_worker=1, processes=True,
                           host="127.0.0.1", dashboard_address="127.0.0.1:0",
-                          memory_limit=worker_memory_limit(workers),
+                          memory_limit=worker_memory_limit(workers), preload=WORKER_PRELOAD,
                           silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
             yield client
 
 
+#: Modules each embedded worker imports as it starts (a few seconds of nbgrader and nbconvert).
+WORKER_PRELOAD = ["autograder.grading.jobs.worker"]
+
+
+class ClusterStart:
+    """The client of :func:`dask_client`, started in a background thread as this context is
+    entered, so that the cluster's workers start and import the grading code while this process
+    releases the assignments and stages the submissions (issue 30). :meth:`client` waits for it
+    (and raises what starting it raised); leaving the context closes the cluster. The thread
+    enters and leaves :func:`dask_client` itself: a ``Client`` must be closed where it was made."""
+
+    def __init__(self, workers: int, scheduler: str | None = None):
+        self.workers, self.scheduler = workers, scheduler
+        self._client: Future = Future()
+        self._leave = threading.Event()
+        self._closing_error: BaseException | None = None
+
+    def __enter__(self) -> "ClusterStart":
+        self._thread = threading.Thread(target=self._hold, name="cluster-start", daemon=True)
+        self._thread.start()
+        return self
+
+    def _hold(self) -> None:
+        try:
+            with dask_client(self.workers, self.scheduler) as client:
+                self._client.set_result(client)
+                self._leave.wait()
+        except BaseException as error:
+            if not self._client.done():
+                self._client.set_exception(error)
+            else:
+                self._closing_error = error
+
+    def client(self):
+        """The ``distributed.Client``, once the cluster is up."""
+        return self._client.result()
+
+    def __exit__(self, exc_type, *exc) -> None:
+        self._leave.set()
+        self._thread.join()
+        if self._closing_error is not None and exc_type is None:
+            raise self._closing_error
+
+
 def run_jobs(jobs: list[Job], workers: int, *, scheduler: str | None = None,
              on_done: Callable[[JobResult], None] | None = None,
-             progress: bool = True) -> dict[str, JobResult]:
+             progress: bool = True, cluster: ClusterStart | None = None) -> dict[str, JobResult]:
     """Grade every job on Dask and return job key -> :class:`~.jobs.job.JobResult`.
 
     Args:
@@ -76,6 +123,8 @@ def run_jobs(jobs: list[Job], workers: int, *, scheduler: str | None = None,
         on_done: called in this thread with each result as soon as its job ends (the client
             records it there); it must not raise.
         progress: show a tqdm bar with submissions done, failed and left.
+        cluster: a cluster started earlier (:class:`ClusterStart`) to grade on instead of
+            ``workers`` and ``scheduler``; it stays open.
     """
     results: dict[str, JobResult] = {}
     if not jobs:
@@ -83,7 +132,7 @@ def run_jobs(jobs: list[Job], workers: int, *, scheduler: str | None = None,
     from distributed import as_completed
 
     run_id = uuid.uuid4().hex[:8]
-    with dask_client(workers, scheduler) as client:
+    with nullcontext(cluster.client()) if cluster else dask_client(workers, scheduler) as client:
         futures = {client.submit(grade_job, job, key=f"grade-{run_id}-{job.key}", pure=False): job
                    for job in jobs}
         failed = 0

@@ -41,7 +41,7 @@ from autograder.grading.failures import Outcome
 from autograder.grading.intake.align import Unalignable
 from autograder.grading.intake.submissions import (Submission, find_submissions, stage, student_id_problem,
                                                    unknown_folders)
-from autograder.grading.jobs.cluster import default_workers, run_jobs
+from autograder.grading.jobs.cluster import ClusterStart, default_workers, run_jobs
 from autograder.grading.jobs.job import Job, JobResult, source_files
 from autograder.grading.kernels.bwrap import SandboxUnavailable, sandbox_problem
 from autograder.grading.layout import OutputLayout, gradebook_lock
@@ -105,13 +105,14 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
             unreadable or was changed unsafely.
         SandboxUnavailable: ``sandbox`` is set and no sandbox can start on this host.
     """
-    run = ClassGrading(Path(submitted_dir), Path(out), root=root, assignment_ids=assignment_ids,
-                       db_url=db_url, cell_timeout_s=cell_timeout_s,
-                       memory_limit_mb=memory_limit_mb, sandbox=sandbox, run_demos=run_demos,
-                       similarity_reference=similarity_reference, due=due,
-                       late_penalty=late_penalty)
-    run.stage(force=force)
-    run.execute(workers or default_workers(), scheduler=scheduler, progress=progress)
+    with ClusterStart(workers or default_workers(), scheduler) as cluster:  # starts meanwhile
+        run = ClassGrading(Path(submitted_dir), Path(out), root=root, assignment_ids=assignment_ids,
+                           db_url=db_url, cell_timeout_s=cell_timeout_s,
+                           memory_limit_mb=memory_limit_mb, sandbox=sandbox, run_demos=run_demos,
+                           similarity_reference=similarity_reference, due=due,
+                           late_penalty=late_penalty)
+        run.stage(force=force)
+        run.execute(0, progress=progress, cluster=cluster)
     return run.report(feedback=feedback)
 
 
@@ -240,9 +241,10 @@ class ClassGrading:
                     show_in_view(view, sub.student_id, sub.assignment_id,
                                  staged if sub.key in self.fingerprints else None)
 
-    def execute(self, workers: int, scheduler: str | None = None, progress: bool = True) -> None:
-        """Grade every submission to grade as a :class:`~.jobs.job.Job` on Dask (:mod:`.jobs.cluster`),
-        recording each result into the gradebook as soon as it comes back."""
+    def execute(self, workers: int, scheduler: str | None = None, progress: bool = True,
+                cluster: ClusterStart | None = None) -> None:
+        """Grade every submission to grade as a :class:`~.jobs.job.Job` on Dask (:mod:`.jobs.cluster`:
+        ``cluster`` if given), recording each result into the gradebook as soon as it comes back."""
         gradebook = self.template_db.read_bytes()
         sources = {a: source_files(self.layout.release / a) for a in self.ids}  # data files
         jobs = [Job(sub.student_id, sub.assignment_id,
@@ -251,7 +253,8 @@ class ClassGrading:
                     gradebook, self.cell_timeout_s, self.memory_limit_bytes, self.sandbox,
                     self.demo_sha256, source_files=sources[sub.assignment_id])
                 for sub in self.todo.values()]
-        run_jobs(jobs, workers, scheduler=scheduler, on_done=self._record, progress=progress)
+        run_jobs(jobs, workers, scheduler=scheduler, on_done=self._record, progress=progress,
+                 cluster=cluster)
 
     def _record(self, result: JobResult) -> None:
         # Runs in this process as each job ends: an interrupted run keeps what it recorded; a
