@@ -254,7 +254,7 @@ def eager_switch_on():
 def test_graph_checks_run_as_graphs_when_eager_switch_is_left_on(eager_switch_on, capsys):
     graphs.check_noisy_square(noisy_square)
     graphs.check_make_celsius_to_fahrenheit(lambda: tf.function(
-        lambda c: c * 9.0 / 5.0 + 32.0, input_signature=[tf.TensorSpec(None, tf.float32)]))
+        lambda c: c * 9.0 / 5.0 + 32.0, input_signature=[tf.TensorSpec([None], tf.float32)]))
     error = fails_with(graphs.check_noisy_square, noisy_square_python_print, "M08",
                        "run_functions_eagerly(True)", "M19", "run_functions_eagerly(False)")
     assert str(error).startswith("[M08:")

@@ -109,9 +109,11 @@ def _sign_two_way(x):
 
 
 def test_classify_rejects_tf_where_instead_of_if():
-    # Issue 18: the right words without AutoGraph's if (M21; message as before).
+    # Issue 18: the right words without a branch the graph takes (M21): tf.where computes
+    # every word and picks one.
     fn = tf.function(lambda x: tf.where(x > 0, "positive", tf.where(x < 0, "negative", "zero")))
-    fails_with(checks.check_classify, fn, "M21", "ag__.if_stmt")
+    error = fails_with(checks.check_classify, fn, "M21", "no If op", "tf.where")
+    assert error.code == "no_cond"
 
 
 def test_classify_rejects_an_if_on_a_python_value_around_tf_where():
@@ -690,7 +692,7 @@ def test_grading_rejects_decoys_without_values_in_the_message():
 # written differently pass.
 
 @tf.function
-def classify_attempt(x):  # the notebook's attempt: a third comparison, no else
+def classify_attempt(x):  # a third comparison, no else
     if x > 0:
         word = "positive"
     elif x < 0:
@@ -720,6 +722,93 @@ def test_classify_accepts_the_attempt_with_its_last_elif_made_an_else(capsys):
         return word
     checks.check_classify(classify, cases=[0.5, -0.25, 0.0], hidden=True)
     assert "3 cases passed" in capsys.readouterr().out
+
+
+RULES = [("positive", lambda x: x > 0), ("negative", lambda x: x < 0)]
+
+
+@tf.function
+def classify_rules_draft(x):  # the notebook's draft: a return inside the loop over the rules
+    for word, holds in RULES:
+        if holds(x):
+            return word
+    return "zero"
+
+
+def test_classify_rejects_the_rules_draft_returning_from_the_python_loop():
+    error = fails_with(checks.check_classify, classify_rules_draft, "M76", "Python loop",
+                       "unrolled", "return once, after the loop")
+    assert error.code == "loop_exit"
+
+
+def test_classify_rejects_the_rules_draft_with_a_break_instead_of_a_return():
+    @tf.function
+    def classify(x):
+        word = "zero"
+        for rule_word, holds in RULES:
+            if holds(x):
+                word = rule_word
+                break
+        return word
+    error = fails_with(checks.check_classify, classify, "M76", "Python loop")
+    assert error.code == "loop_exit"
+
+
+def test_classify_rejects_returns_on_some_paths_of_a_tensor_if_as_m36():
+    # No loop: AutoGraph's "must also have a return statement" is a path without a word.
+    @tf.function
+    def classify(x):
+        if x > 0:
+            return "positive"
+        elif x < 0:
+            return "negative"
+    error = fails_with(checks.check_classify, classify, "M36", "returns on some of its paths")
+    assert error.code == "one_return"
+
+
+def test_classify_accepts_the_rules_applied_in_reverse_without_a_return_in_the_loop(capsys):
+    @tf.function
+    def classify(x):  # the solution: every rule a tf.cond, the first that holds applied last
+        word = "zero"
+        for rule_word, holds in reversed(RULES):
+            if holds(x):
+                word = rule_word
+        return word
+    checks.check_classify(classify, cases=[0.5, -0.25, 0.0, 1e6, -7.0], hidden=True)
+    assert "5 cases passed" in capsys.readouterr().out
+
+
+def test_classify_accepts_tf_case_built_from_the_rules_and_tf_switch_case(capsys):
+    @tf.function
+    def classify(x):
+        pairs = [(holds(x), lambda word=word: tf.constant(word)) for word, holds in RULES]
+        return tf.case(pairs, default=lambda: tf.constant("zero"), exclusive=True)
+
+    @tf.function
+    def classify_by_index(x):  # tf.switch_case: a Case op, one branch run
+        index = tf.cast(tf.sign(x), tf.int32) + 1
+        return tf.switch_case(index, [lambda: tf.constant("negative"),
+                                      lambda: tf.constant("zero"),
+                                      lambda: tf.constant("positive")])
+    for fn in (classify, classify_by_index):
+        checks.check_classify(fn, cases=[0.5, -0.25, 0.0, -7.0], hidden=True)
+    assert capsys.readouterr().out.count("4 cases passed") == 2
+
+
+def test_classify_rejects_the_draft_run_in_python_from_the_graph():
+    # The right words without the idea: the draft's loop run by Python on each call.
+    @tf.function
+    def classify(x):
+        return tf.py_function(lambda v: classify_rules_draft.python_function(v), [x],
+                              tf.string)
+    fails_with(checks.check_classify, classify, "M21")
+
+
+def test_grading_classify_names_the_rules_draft_m76_without_values():
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_classify", classify_rules_draft, [0.5, -2.5])
+    message = flat(info.value)
+    assert info.value.mistake == "M76" and "0.5" not in message and "Python loop" in message
 
 
 @tf.function

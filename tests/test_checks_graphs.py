@@ -17,19 +17,21 @@ from tests.expect import fails_with, flat
 
 
 # ------------------------------------------------------------------ square_if_positive (tf.cond)
+# Issue 27: x * x if x > 0, else 0.0 (a one-sided squared penalty), fixed from a draft whose
+# Python if fails without AutoGraph and whose other branch returns the int 0.
 
 def square_if_positive(x):
-    return tf.cond(tf.greater(x, 0), lambda: x * x, lambda: x)
+    return tf.cond(tf.greater(x, 0), lambda: x * x, lambda: 0.0)
 
 
 def square_if_positive_python_if(x):
     if x > 0:
         return x * x
-    return x
+    return 0.0
 
 
 def square_if_positive_where(x):
-    return tf.where(x > 0, x * x, x)
+    return tf.where(x > 0, x * x, 0.0)
 
 
 def test_square_if_positive_accepts_tf_cond(capsys):
@@ -41,22 +43,68 @@ def test_square_if_positive_accepts_decorated_function():
     checks.check_square_if_positive(tf.function(square_if_positive, autograph=False))
 
 
+def test_square_if_positive_accepts_two_other_correct_answers(capsys):
+    # Branch functions written differently: tf.square and a zero made from x; named
+    # arguments, tf.math.greater and a float32 constant.
+    @tf.function(autograph=False)
+    def zeros_like(x):
+        return tf.cond(x > 0, lambda: tf.square(x), lambda: tf.zeros_like(x))
+
+    def named(x):
+        return tf.cond(pred=tf.math.greater(x, 0.0), true_fn=lambda: tf.math.multiply(x, x),
+                       false_fn=lambda: tf.constant(0.0))
+
+    for fn in (zeros_like, named):
+        checks.check_square_if_positive(fn, cases=[0.5, -0.5, 4.0, -7.25, 1e-3], hidden=True)
+    assert capsys.readouterr().out.count("5 cases passed") == 2
+
+
 def test_square_if_positive_rejects_python_if_without_autograph():
     fails_with(checks.check_square_if_positive, tf.function(square_if_positive_python_if),
                "M09", "OperatorNotAllowedInGraphError", "tf.cond")
 
 
+def test_square_if_positive_rejects_branches_of_different_dtypes():
+    # The draft half fixed: tf.cond, but the other branch still the int 0 (int32): M72, named
+    # by the kernel from tf.cond's TypeError, with both dtypes.
+    int_zero = lambda x: tf.cond(x > 0, lambda: x * x, lambda: 0)  # noqa: E731
+    error = fails_with(checks.check_square_if_positive, int_zero, "M72", "different dtypes",
+                       "float32 and int32", "not the int 0")
+    assert error.code == "branches_disagree"
+
+
+def test_square_if_positive_rejects_branches_of_different_shapes():
+    # Runs (cond_v2 relaxes the output's shape) and is 0 in value: the graph's output shape,
+    # unknown, is the evidence.
+    vector_zero = lambda x: tf.cond(x > 0, lambda: x * x, lambda: tf.zeros([1]))  # noqa: E731
+    error = fails_with(checks.check_square_if_positive, vector_zero, "M72", "different shapes")
+    assert error.code == "shapes_disagree"
+
+
 def test_square_if_positive_rejects_graph_without_cond():
     # Issue 18: the right numbers without the branch in the graph (M21; message as before).
     error = fails_with(checks.check_square_if_positive, square_if_positive_where, "M21", "no If op")
-    assert "tf.cond" in str(error)
+    assert "tf.cond" in str(error) and error.code == "no_cond"
+    relu = lambda x: tf.nn.relu(x) ** 2  # noqa: E731  (arithmetic: x * x on every call)
+    fails_with(checks.check_square_if_positive, relu, "M21", "no If op")
+
+
+def test_square_if_positive_rejects_a_square_computed_before_the_cond():
+    # An If op the value comes from, but x * x computed for every x, outside the branches.
+    def both_sides(x):
+        square = x * x
+        return tf.cond(x > 0, lambda: square, lambda: tf.zeros_like(x))
+
+    error = fails_with(checks.check_square_if_positive, both_sides, "M21", "before the cond",
+                       "every call")
+    assert error.code == "both_sides"
 
 
 def test_square_if_positive_rejects_hand_computed_constants_in_a_cond():
     # Right for 3.0 and -2.0, and a real If op: but the values never depend on x.
-    by_hand = lambda x: tf.cond(x > 0, lambda: tf.constant(9.0), lambda: tf.constant(-2.0))  # noqa: E731
+    by_hand = lambda x: tf.cond(x > 0, lambda: tf.constant(9.0), lambda: tf.constant(0.0))  # noqa: E731
     fails_with(checks.check_square_if_positive, by_hand, "M21", "same value", "does not follow",
-               "tf.cond(x > 0")
+               "inside the branches")
 
 
 def test_square_if_positive_rejects_wrong_branch():
@@ -215,47 +263,105 @@ def test_accumulator_accepts_assign_and_assign_add_return_value():
 
 
 # ------------------------------------------------------------------ make_celsius_to_fahrenheit
+# Issue 27: a design choice. One trace for every float32 vector length, a list of Python floats
+# converted, a matrix and a Python float refused at the call: shape=[None], not shape=None.
 
 def fahrenheit(c):
     return c * 9.0 / 5.0 + 32.0
 
 
-ANY_FLOAT = [tf.TensorSpec(shape=None, dtype=tf.float32)]
+VECTOR = [tf.TensorSpec(shape=[None], dtype=tf.float32)]
 
 
-def test_celsius_to_fahrenheit_accepts_input_signature():
+def test_celsius_to_fahrenheit_accepts_a_vector_signature():
     made = []
 
     def make():
-        made.append(tf.function(fahrenheit, input_signature=ANY_FLOAT))
+        made.append(tf.function(fahrenheit, input_signature=VECTOR))
         return made[-1]
 
-    checks.check_make_celsius_to_fahrenheit(make, cases=[37.0, [0.0, 10.0], [[1.0], [2.0]], -5.5],
+    checks.check_make_celsius_to_fahrenheit(make, cases=[[37.0], [0.0, 10.0], [1.0, 2.0, -5.5]],
                                             hidden=True)
-    assert made[0].experimental_get_tracing_count() == 1
+    assert len(made) == 3 and made[0].experimental_get_tracing_count() == 1
 
 
-def test_celsius_to_fahrenheit_rejects_retracing_on_python_floats():
-    # Issue 18: the right numbers, but not one graph for every input: M26, a retrace for
-    # every Python number (issue 27: the specific id, not M21).
+def test_celsius_to_fahrenheit_accepts_two_other_correct_answers(capsys):
+    @tf.function(input_signature=(tf.TensorSpec((None,), tf.float32, name="celsius"),))
+    def decorated(c):
+        return c * 1.8 + 32.0
+
+    def with_a_shape_object():
+        spec = tf.TensorSpec(shape=tf.TensorShape([None]), dtype=tf.float32)
+        return tf.function(lambda c: tf.math.add(tf.math.multiply(c, 9.0 / 5.0), 32.0),
+                           input_signature=(spec,), reduce_retracing=True)
+
+    for make in (lambda: decorated, with_a_shape_object):
+        checks.check_make_celsius_to_fahrenheit(
+            make, cases=[[37.0], [-273.15, 0.0, 451.0], [10.0, 20.0, 30.0, 40.0, 50.0]],
+            hidden=True)
+    assert capsys.readouterr().out.count("3 cases passed") == 2
+
+
+def test_celsius_to_fahrenheit_rejects_retracing_for_each_length():
+    # Issue 18: the right numbers, but not one graph for every input: a plain tf.function
+    # traces once per vector length (M75, the shapes' retrace; issue 27).
     error = fails_with(checks.check_make_celsius_to_fahrenheit, lambda: tf.function(fahrenheit),
-                       "M26", "input_signature")
-    assert "traced 3 times" in str(error)
+                       "M75", "input_signature")
+    assert "3 traces" in str(error) and error.code == "retraced"
 
 
 def test_celsius_to_fahrenheit_rejects_reduce_retracing_alone():
+    # The notebook's draft, as it is given: 2 traces for the vectors of one case.
+    error = fails_with(checks.check_make_celsius_to_fahrenheit,
+                       lambda: tf.function(fahrenheit, reduce_retracing=True), "M75",
+                       "reduce_retracing")
+    assert "2 traces" in str(error)
+
+
+def test_celsius_to_fahrenheit_rejects_a_new_function_per_call_of_each_input():
+    # Each tf.function made by the factory traces once, for its first input: the check calls
+    # the one it got on every input of the case, so the lengths retrace it (M75); a wrapper
+    # that makes a new tf.function on each call is not a tf.function at all.
+    fails_with(checks.check_make_celsius_to_fahrenheit, lambda: tf.function(fahrenheit),
+               "M75", cases=[[36.6]], hidden=True)
     fails_with(checks.check_make_celsius_to_fahrenheit,
-               lambda: tf.function(fahrenheit, reduce_retracing=True), "M26", "reduce_retracing")
+               lambda: (lambda c: tf.function(fahrenheit)(c)), None, "not a tf.function")
+
+
+def test_celsius_to_fahrenheit_rejects_a_signature_of_any_shape():
+    # The design choice's other way: one trace, the right numbers, but a matrix and a Python
+    # float are answered, and the signature says nothing about the rank (M74).
+    any_shape = [tf.TensorSpec(shape=None, dtype=tf.float32)]
+    error = fails_with(checks.check_make_celsius_to_fahrenheit,
+                       lambda: tf.function(fahrenheit, input_signature=any_shape), "M74",
+                       "any shape", "matrix")
+    assert error.code == "any_shape" and "a Python float" in str(error)
+    # Flattened into a vector: the result is a vector, and a matrix is still answered.
+    flat_any = lambda: tf.function(lambda c: tf.reshape(fahrenheit(c), [-1]),  # noqa: E731
+                                   input_signature=any_shape)
+    fails_with(checks.check_make_celsius_to_fahrenheit, flat_any, "M74", "any shape")
+
+
+def test_celsius_to_fahrenheit_rejects_a_signature_that_refuses_other_lengths():
+    # Written for the first batch seen: shape [3] refuses a longer vector (M73), and so does a
+    # float64 spec refuse float32 readings.
+    fixed = [tf.TensorSpec(shape=[3], dtype=tf.float32)]
+    fails_with(checks.check_make_celsius_to_fahrenheit,
+               lambda: tf.function(fahrenheit, input_signature=fixed), "M73",
+               "refuses a float32 vector", "Can not cast")
+    wide = [tf.TensorSpec(shape=[None], dtype=tf.float64)]
+    fails_with(checks.check_make_celsius_to_fahrenheit,
+               lambda: tf.function(fahrenheit, input_signature=wide), "M73", "input_signature")
 
 
 def test_celsius_to_fahrenheit_rejects_hand_computed_constant():
-    constant = tf.function(lambda c: tf.constant(32.0), input_signature=ANY_FLOAT)
+    constant = tf.function(lambda c: tf.constant([32.0, 212.0, -40.0]), input_signature=VECTOR)
     fails_with(checks.check_make_celsius_to_fahrenheit, lambda: constant, "M21", "same value",
-               "another Python value")
+               "a longer vector", cases=[[0.0, 100.0, -40.0]], hidden=True)
 
 
 def test_celsius_to_fahrenheit_rejects_wrong_formula():
-    wrong = tf.function(lambda c: c * 5.0 / 9.0 + 32.0, input_signature=ANY_FLOAT)
+    wrong = tf.function(lambda c: c * 5.0 / 9.0 + 32.0, input_signature=VECTOR)
     fails_with(checks.check_make_celsius_to_fahrenheit, lambda: wrong, None, "expected")
 
 
@@ -391,6 +497,15 @@ def test_grading_square_if_positive_words_m09_from_the_kernels_finding():
     assert info.value.mistake == "M09" and "2.5" not in str(info.value)
 
 
+def test_grading_square_if_positive_words_m72_from_the_kernels_finding():
+    int_zero = lambda x: tf.cond(x > 0, lambda: x * x, lambda: 0)  # noqa: E731
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_square_if_positive", int_zero, [2.5])
+    message = flat(info.value)
+    assert info.value.mistake == "M72" and "different dtypes" in message
+    assert "2.5" not in message and "int32" not in message
+
+
 def test_grading_grad_through_passes_the_solution_and_rejects_derivatives_by_hand():
     cases = [["poly", -1.5], ["branchy", 0.5], [{"coefficients": [1.0, 2.0, -3.0]}, 0.75]]
     _graded("check_grad_through", grad_through, cases)
@@ -404,10 +519,30 @@ def test_grading_grad_through_passes_the_solution_and_rejects_derivatives_by_han
 
 def test_grading_make_celsius_rejects_retracing_without_counts():
     with pytest.raises(CheckFailed) as info:
-        _graded("check_make_celsius_to_fahrenheit", lambda: tf.function(fahrenheit), [37.0])
+        _graded("check_make_celsius_to_fahrenheit", lambda: tf.function(fahrenheit), [[37.0]])
     message = flat(info.value)
-    assert info.value.mistake == "M26" and "input_signature" in message
-    assert "37" not in message and "traced 3" not in message
+    assert info.value.mistake == "M75" and "input_signature" in message
+    assert "37" not in message and "3 traces" not in message
+
+
+def test_grading_make_celsius_words_the_signature_choice_without_values():
+    _graded("check_make_celsius_to_fahrenheit", lambda: tf.function(
+        fahrenheit, input_signature=VECTOR), [[37.0], [-40.0, 98.6]])
+    any_shape = [tf.TensorSpec(shape=None, dtype=tf.float32)]
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_make_celsius_to_fahrenheit", lambda: tf.function(
+            fahrenheit, input_signature=any_shape), [[-40.0, 98.6]])
+    message = flat(info.value)
+    assert info.value.mistake == "M74" and "hidden case 1" in message
+    for value in ("98.6", "-40", "shape': None", "answered:"):
+        assert value not in message, message
+    fixed = [tf.TensorSpec(shape=[2], dtype=tf.float32)]
+    with pytest.raises(CheckFailed) as info:  # the kernel's finding, worded by the grader
+        _graded("check_make_celsius_to_fahrenheit", lambda: tf.function(
+            fahrenheit, input_signature=fixed), [[-40.0, 98.6]])
+    message = flat(info.value)
+    assert info.value.mistake == "M73" and "refuses a float32 vector" in message
+    assert "Can not cast" not in message and "98.6" not in message
 
 
 def test_grading_noisy_square_counts_lines_in_the_kernel_and_judges_them_on_the_grader(capfd):
@@ -503,7 +638,7 @@ def test_noisy_square_rejects_a_python_print_inside_py_function(capfd):
 @tf.function(autograph=False)
 def square_if_positive_beside_a_decoy_cond(x):
     tf.cond(x > 0, lambda: tf.constant(1), lambda: tf.constant(0))
-    return tf.where(x > 0, x * x, x)
+    return tf.where(x > 0, x * x, 0.0)
 
 
 def test_square_if_positive_rejects_tf_where_beside_a_decoy_cond():
@@ -784,19 +919,18 @@ def test_grading_log_cosh_words_m30_without_values():
 # Each find-and-fix exercise's draft, as the notebook gives it, fails with its mistake named.
 
 def test_celsius_accepts_a_signature_given_as_a_tuple_with_reduce_retracing(capsys):
-    spec = (tf.TensorSpec(shape=None, dtype=tf.float32),)
+    spec = (tf.TensorSpec(shape=[None], dtype=tf.float32),)
     checks.check_make_celsius_to_fahrenheit(
         lambda: tf.function(lambda c: c * 1.8 + 32.0, input_signature=spec, reduce_retracing=True),
-        cases=[37.0, [[1.5], [-2.5]]], hidden=True)
+        cases=[[37.0], [1.5, -2.5]], hidden=True)
     assert "2 cases passed" in capsys.readouterr().out
 
 
 def test_celsius_refuses_a_scalar_only_signature():
-    # The design choice of the exercise: a spec of shape [] refuses the vector input.
+    # A spec of shape [] refuses the vectors the service must convert (M73).
     scalar = [tf.TensorSpec(shape=[], dtype=tf.float32)]
-    with pytest.raises(CheckFailed):
-        checks.check_make_celsius_to_fahrenheit(
-            lambda: tf.function(fahrenheit, input_signature=scalar))
+    fails_with(checks.check_make_celsius_to_fahrenheit,
+               lambda: tf.function(fahrenheit, input_signature=scalar), "M73", "refuses")
 
 
 class AccumulatorDraft(tf.Module):
@@ -816,10 +950,10 @@ def test_the_accumulator_draft_is_m07():
 
 def test_the_square_if_positive_draft_is_m09():
     @tf.function(autograph=False)
-    def draft(x):
+    def draft(x):  # the notebook's draft, as it is given
         if x > 0:
             return x * x
-        return x
+        return 0
 
     fails_with(checks.check_square_if_positive, draft, "M09", "tf.cond")
 
@@ -938,3 +1072,65 @@ def test_log_cosh_rejects_numpy_function_with_stable_values():
                                  [x], tf.float32)
 
     fails_with(checks.check_log_cosh, draft, "M30", "no gradient", "TensorFlow ops")
+
+
+def test_square_if_positive_accepts_switch_case_and_tf_case(capsys):
+    # tf.switch_case builds a Case op, tf.case nested Ifs: a branch in the graph either way.
+    def switch(x):
+        return tf.switch_case(tf.cast(x > 0, tf.int32), [lambda: tf.zeros_like(x), lambda: x * x])
+
+    def case(x):
+        return tf.case([(x > 0, lambda: tf.square(x))], default=lambda: tf.constant(0.0))
+
+    for fn in (switch, case):
+        checks.check_square_if_positive(fn, cases=[0.5, -0.5, 4.0, -7.25, 1e-3], hidden=True)
+        _graded("check_square_if_positive", fn, [0.5, -0.5, 4.0, -7.25, 1e-3])
+    assert capsys.readouterr().out.count("5 cases passed") == 2
+
+
+def test_square_if_positive_rejects_any_computation_from_x_before_the_cond():
+    # The class, not one op: x * x (by any op, here none of Mul, Square, Pow) computed before
+    # the cond, for every x, and a cond that only passes it on.
+    def squared_difference(x):
+        y = tf.math.squared_difference(tf.nn.relu(x), 0.0)
+        return tf.cond(x > 0, lambda: y, lambda: y)
+
+    def mul_no_nan(x):
+        y = tf.math.multiply_no_nan(x, x)
+        return tf.cond(x > 0, lambda: tf.identity(y), lambda: tf.zeros_like(x))
+
+    def after(x):  # the square of the branch's value, computed after the cond
+        y = tf.cond(x > 0, lambda: x, lambda: tf.zeros_like(x))
+        return tf.math.multiply_no_nan(y, y)
+
+    for fn in (squared_difference, mul_no_nan, after):
+        error = fails_with(checks.check_square_if_positive, fn, "M21", "every call")
+        assert error.code == "both_sides"
+        with pytest.raises(CheckFailed) as info:
+            _graded("check_square_if_positive", fn, [4.0, -7.25])
+        assert info.value.mistake == "M21" and info.value.code == "both_sides"
+
+
+def test_square_if_positive_rejects_a_predicate_not_computed_from_x():
+    def constant_true(x):
+        return tf.cond(tf.constant(True), lambda: tf.where(x > 0, x * x, 0.0),
+                       lambda: tf.zeros_like(x))
+
+    error = fails_with(checks.check_square_if_positive, constant_true, "M21", "predicate")
+    assert error.code == "pred_not_x"
+
+
+def test_square_if_positive_rejects_tf_where_inside_a_branch():
+    def where_inside(x):
+        return tf.cond(x > 0, lambda: tf.where(x > 0, x * x, 0.0), lambda: tf.constant(0.0))
+
+    error = fails_with(checks.check_square_if_positive, where_inside, "M21", "tf.where")
+    assert error.code == "where_inside"
+
+
+def test_square_if_positive_rejects_two_branches_doing_the_same_work():
+    def same(x):
+        return tf.cond(x > 0, lambda: tf.nn.relu(x) ** 2, lambda: tf.nn.relu(x) ** 2)
+
+    error = fails_with(checks.check_square_if_positive, same, "M21", "same work")
+    assert error.code == "same_branches"

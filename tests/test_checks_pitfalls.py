@@ -1,7 +1,7 @@
 """The checks of assignment 07 (autograder.checks.pitfalls) against right and known-wrong
 implementations: each right one passes, each broken one (the notebook's broken code) fails with
-its mistake of the course catalogue (M08, M13, M16, M18, M19, M22-M28, M36, M37, M40, M41, M44,
-M69, M70, M71), and
+its mistake of the course catalogue (M08, M09, M13, M16, M18, M19, M22-M28, M36, M37, M40, M41,
+M44, M57, M69, M70, M71, M80), and
 each answer that reaches the
 right numbers without the exercise's idea fails with M21 and a message that names the idea. The
 predictions pass when right and name the misconception a wrong one shows. Real TensorFlow, no
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -182,8 +183,17 @@ def run_eagerly_always_off(fn, *args):  # the notebook's draft: always put back 
         tf.config.run_functions_eagerly(False)
 
 
-def run_eagerly_python_function(fn, *args):  # the outer body eagerly, nested graphs as graphs
+def run_eagerly_draft(fn, *args):  # the notebook's draft: the outer body eagerly, nested graphs
+    """Run one call of fn as plain Python, for print and pdb; the switch is not touched."""
     return fn.python_function(*args)
+
+
+def run_eagerly_python_function(fn, *args):  # the switch on, restored, but nested graphs stay
+    previous = tf.config.functions_run_eagerly()
+    try:
+        return fn.python_function(*args)
+    finally:
+        tf.config.run_functions_eagerly(previous)
 
 
 def run_eagerly_as_graph(fn, *args):
@@ -214,9 +224,30 @@ def test_run_eagerly_restores_the_previous_state_not_always_off():
     assert error.code == "not_restored"
 
 
+def test_run_eagerly_names_the_drafts_python_function():
+    error = fails_with(pitfalls.check_run_eagerly, run_eagerly_draft, "M80",
+                       "still ran as a graph", "fn.python_function",
+                       "tf.config.run_functions_eagerly(True)")
+    assert error.code == "outer_only"
+
+
+def test_the_run_eagerly_draft_shows_its_symptom_only_through_a_nested_tf_function():
+    @tf.function
+    def inner(x):
+        return tf.constant(float(x.numpy()))  # a value: only while running eagerly
+
+    @tf.function
+    def outer(x):
+        return 2.0 * inner(x)
+
+    with pytest.raises(AttributeError):  # the nested tf.function traced: a symbolic tensor
+        run_eagerly_draft(outer, tf.constant(1.5))
+    assert float(run_eagerly(outer, tf.constant(1.5))) == 3.0
+
+
 def test_run_eagerly_rejects_the_right_value_without_eager_execution():
     fails_with(pitfalls.check_run_eagerly, run_eagerly_as_graph, "M21", "ran as a graph")
-    fails_with(pitfalls.check_run_eagerly, run_eagerly_python_function, "M21",
+    fails_with(pitfalls.check_run_eagerly, run_eagerly_python_function, "M80",
                "still ran as a graph", "fn.python_function")
 
 
@@ -227,7 +258,9 @@ def test_grading_run_eagerly():
     assert grade("check_run_eagerly", (run_eagerly,), cases) == 3
     graded_failure("check_run_eagerly", (run_eagerly_no_finally,), cases, "M19",
                    "hidden case 3", secrets=["0.5", "-4.0", "2.5", "when fn raised"])
-    graded_failure("check_run_eagerly", (run_eagerly_python_function,), cases[1:], "M21",
+    graded_failure("check_run_eagerly", (run_eagerly_python_function,), cases[1:], "M80",
+                   "hidden case 1", secrets=["-4.0", "33"])
+    graded_failure("check_run_eagerly", (run_eagerly_draft,), cases[1:], "M80",
                    "hidden case 1", secrets=["-4.0", "33"])
     graded_failure("check_run_eagerly", (run_eagerly_always_off,), cases, "M69",
                    "hidden case 1", "not always off", secrets=["0.5", "-4.0", "2.5"])
@@ -596,7 +629,66 @@ class WarmupSchedule(tf.Module):
         return tf.constant(self.base_lr)
 
 
-class WarmupScheduleBroken(tf.Module):  # the notebook's: a Python counter
+class WarmupScheduleMinimum(tf.Module):  # correct, another spelling: tf.minimum, no if
+    def __init__(self, base_lr, warmup_steps):
+        super().__init__()
+        self.base_lr = base_lr
+        self.warmup_steps = warmup_steps
+        self.step = tf.Variable(0)
+
+    @tf.function
+    def next_lr(self):
+        self.step.assign_add(1)
+        k = tf.minimum(tf.cast(self.step, tf.float32), float(self.warmup_steps))
+        return self.base_lr * k / self.warmup_steps
+
+
+class WarmupScheduleWhere(tf.Module):  # correct, another spelling: tf.where, tensors in __init__
+    def __init__(self, base_lr, warmup_steps):
+        super().__init__()
+        self.base_lr = tf.constant(base_lr, tf.float32)
+        self.warmup_steps = tf.constant(warmup_steps, tf.int32)
+        self.step = tf.Variable(0)
+
+    @tf.function
+    def next_lr(self):
+        k = self.step.assign_add(1)
+        ramp = self.base_lr * tf.cast(k, tf.float32) / tf.cast(self.warmup_steps, tf.float32)
+        return tf.where(k < self.warmup_steps, ramp, self.base_lr)
+
+
+class WarmupScheduleDraft(tf.Module):  # the notebook's draft: Python's min() of the step
+    def __init__(self, base_lr, warmup_steps):
+        super().__init__()
+        self.base_lr = base_lr
+        self.warmup_steps = warmup_steps
+        self.step = tf.Variable(0)
+
+    @tf.function
+    def next_lr(self):
+        self.step.assign_add(1)
+        k = min(int(self.step), self.warmup_steps)
+        return tf.constant(self.base_lr * k / self.warmup_steps)
+
+
+class WarmupScheduleNumpy(WarmupScheduleDraft):  # the draft "fixed" with .numpy(): eager only
+    @tf.function
+    def next_lr(self):
+        self.step.assign_add(1)
+        k = min(int(self.step.numpy()), self.warmup_steps)
+        return tf.constant(self.base_lr * k / self.warmup_steps)
+
+
+class WarmupSchedulePyFunction(WarmupScheduleDraft):  # right rates, Python run from the graph
+    @tf.function
+    def next_lr(self):
+        self.step.assign_add(1)
+        rate = lambda k: np.float32(self.base_lr * min(int(k), self.warmup_steps)  # noqa: E731
+                                    / self.warmup_steps)
+        return tf.numpy_function(rate, [self.step.read_value()], tf.float32)
+
+
+class WarmupScheduleBroken(tf.Module):  # section 5's pitfall: a Python counter
     def __init__(self, base_lr, warmup_steps):
         super().__init__()
         self.base_lr = base_lr
@@ -641,6 +733,32 @@ def test_warmup_schedule_passes_the_solution(capsys):
     assert "2 cases passed" in capsys.readouterr().out
 
 
+def test_warmup_schedule_passes_two_other_spellings(capsys):
+    for cls in (WarmupScheduleMinimum, WarmupScheduleWhere):
+        pitfalls.check_warmup_schedule(cls)
+    assert capsys.readouterr().out.count("2 cases passed") == 2
+
+
+def test_warmup_schedule_names_the_drafts_python_min_of_the_step():
+    tf.config.run_functions_eagerly(True)  # eagerly, the draft's rates are right
+    try:
+        schedule = WarmupScheduleDraft(0.1, 3)
+        rates = [float(schedule.next_lr()) for _ in range(5)]
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert rates == pytest.approx([0.1 / 3, 0.2 / 3, 0.1, 0.1, 0.1])
+    error = fails_with(pitfalls.check_warmup_schedule, WarmupScheduleDraft, "M09",
+                       "OperatorNotAllowedInGraphError", "min()", "cast to float32")
+    assert error.code == "python_bool"
+
+
+def test_warmup_schedule_rejects_the_draft_fixed_outside_the_graph():
+    fails_with(pitfalls.check_warmup_schedule, WarmupScheduleNumpy, "M16", ".numpy()")
+    error = fails_with(pitfalls.check_warmup_schedule, WarmupSchedulePyFunction, "M21",
+                       "runs Python from the graph")
+    assert error.code == "py_function"
+
+
 def test_warmup_schedule_names_a_python_counter():
     fails_with(pitfalls.check_warmup_schedule, WarmupScheduleBroken, "M25",
                "same rate on every call", "self.step = tf.Variable(0)")
@@ -660,6 +778,8 @@ def test_grading_warmup_schedule():
     assert grade("check_warmup_schedule", (WarmupSchedule,), cases) == 1
     graded_failure("check_warmup_schedule", (WarmupScheduleBroken,), cases, "M25",
                    "hidden case 1", secrets=["0.02", "0.005", "call 2"])
+    graded_failure("check_warmup_schedule", (WarmupScheduleDraft,), cases, "M09",
+                   "OperatorNotAllowedInGraphError", secrets=["0.02", "0.005", "call 2"])
 
 
 # ---------------------------------------------------------------- descend
@@ -1070,7 +1190,32 @@ def hinge_total_else(scores):  # another spelling: an else branch, a float32 con
 
 
 @tf.function
-def hinge_total_broken(scores):  # the notebook's: both rules broken
+def hinge_total_range(scores):  # another spelling: a loop over tf.range, run in the graph
+    total = tf.zeros([])
+    for i in tf.range(tf.size(scores)):
+        total += tf.nn.relu(1.0 - scores[i])
+    return total
+
+
+@tf.function
+def hinge_total_draft(scores):  # the notebook's draft: a Python range over the static length
+    total = 0.0
+    for i in range(len(scores)):  # a Python loop: AutoGraph's rules do not apply
+        if scores[i] < 1.0:
+            total += 1.0 - scores[i]
+    return total
+
+
+@tf.function
+def hinge_total_shape_range(scores):  # the draft with shape[0]: None for unknown length
+    total = 0.0
+    for i in range(scores.shape[0]):
+        total += tf.maximum(0.0, 1.0 - scores[i])
+    return total
+
+
+@tf.function
+def hinge_total_broken(scores):  # the notebook's demonstration: both rules broken
     total = 0
     for s in scores:
         if s < 1.0:
@@ -1100,10 +1245,33 @@ def hinge_total_py_function(scores):  # right numbers, Python run from the graph
                           [scores], tf.float32)
 
 
-def test_hinge_total_passes_three_spellings(capsys):
-    for fn in (hinge_total, hinge_total_vectorised, hinge_total_else):
+def test_hinge_total_passes_four_spellings(capsys):
+    for fn in (hinge_total, hinge_total_vectorised, hinge_total_else, hinge_total_range):
         pitfalls.check_hinge_total(fn)
-    assert capsys.readouterr().out.count("1 case passed") == 3
+    assert capsys.readouterr().out.count("1 case passed") == 4
+
+
+def test_hinge_total_names_the_drafts_python_range_over_the_static_length():
+    assert float(hinge_total_draft(tf.constant([0.5, 2.0, -1.0]))) == 2.5  # right values
+    error = fails_with(pitfalls.check_hinge_total, hinge_total_draft, "M57",
+                       "grows with the number of scores", "copies the body once per score",
+                       "nodes for 3 scores")
+    assert error.code == "unrolled"
+    error = fails_with(pitfalls.check_hinge_total, hinge_total_shape_range, "M57",
+                       "of unknown length, raised TypeError", "shape[0] is None")
+    assert error.code == "static_length"
+
+
+def test_hinge_total_reads_the_graph_for_the_cases_own_length():
+    obs = pitfalls.collect_hinge_total(hinge_total_draft, [[0.5], [], [1.0, 2.0, 3.0]],
+                                       judge.load()["check_hinge_total"].context(
+                                           0, None, False, reveal=True))
+    assert [item[0] for item in obs["nodes"]] == [1, 0, 3]
+    assert all(short < longer for _, short, longer in obs["nodes"])
+    obs = pitfalls.collect_hinge_total(hinge_total, [[0.5], [], [1.0, 2.0, 3.0]],
+                                       judge.load()["check_hinge_total"].context(
+                                           0, None, False, reveal=True))
+    assert all(short == longer for _, short, longer in obs["nodes"])
 
 
 def test_hinge_total_names_each_autograph_rule():
@@ -1125,10 +1293,13 @@ def test_grading_hinge_total():
     cases = [[[1.0, 1.5, 0.999], [], [-2.0, -3.0, 0.0, 5.0]]]
     assert grade("check_hinge_total", (hinge_total,), cases) == 1
     for fn, mistake, words in ((hinge_total_broken, "M36", "else branch"),
-                               (hinge_total_int_total, "M37", "int32")):
+                               (hinge_total_int_total, "M37", "int32"),
+                               (hinge_total_draft, "M57", "grows with the number"),
+                               (hinge_total_shape_range, "M57", "shape[0]")):
         error = graded_failure("check_hinge_total", (fn,), cases, mistake, "hidden case 1",
                                words, secrets=["0.999", "-3.0"])
-        assert error.code in ("else_branch", "loop_dtype")
+        assert error.code in ("else_branch", "loop_dtype", "unrolled", "static_length")
+        assert "nodes for" not in flat(error)
 
 
 # ---------------------------------------------------------------- count_ops
@@ -1203,3 +1374,82 @@ def test_every_exercise_of_07_names_its_idea_and_its_kernel_half():
         check = getattr(pitfalls, name)
         assert entry.idea in check.__doc__
         assert entry.judge.__module__ == "autograder.checks.judge.pitfalls"
+
+
+# An empty vector's graph (static length 0) is a few nodes smaller than a longer one's for
+# tf.foldl and tf.map_fn although neither unrolls anything: the node counts compare two
+# nonzero lengths. A loop unrolled to a fixed count keeps its size and is caught by a long
+# vector instead.
+
+@tf.function
+def hinge_total_foldl(scores):  # another spelling: tf.foldl
+    return tf.foldl(lambda acc, s: acc + tf.nn.relu(1.0 - s), scores,
+                    initializer=tf.constant(0.0))
+
+
+@tf.function
+def hinge_total_map_fn(scores):  # another spelling: tf.map_fn, then a sum
+    return tf.reduce_sum(tf.map_fn(lambda s: tf.maximum(0.0, 1.0 - s), scores))
+
+
+@tf.function
+def hinge_total_padded(scores):  # a Python range over a fixed count, on a padded copy
+    padded = tf.concat([scores, tf.ones([16], tf.float32)], 0)[:16]  # pad with 1.0: no loss
+    total = 0.0
+    for i in range(16):
+        if padded[i] < 1.0:
+            total += 1.0 - padded[i]
+    return total
+
+
+@tf.function
+def hinge_total_fixed_conds(scores):  # a tf.cond per index, for a fixed count of indices
+    n = tf.size(scores)
+    total = tf.constant(0.0)
+    for i in range(16):
+        total += tf.cond(i < n, lambda i=i: tf.nn.relu(1.0 - scores[tf.minimum(i, n - 1)]),
+                         lambda: 0.0)
+    return total
+
+
+@tf.function
+def hinge_total_try_draft(scores):  # the draft when the length is known, a vector op otherwise
+    try:
+        n = len(scores)
+    except TypeError:
+        return tf.reduce_sum(tf.nn.relu(1.0 - scores))
+    total = 0.0
+    for i in range(n):
+        if scores[i] < 1.0:
+            total += 1.0 - scores[i]
+    return total
+
+
+def test_hinge_total_passes_foldl_and_map_fn_on_an_empty_vector_too(capsys):
+    cases = [[[1.0, 1.5, 0.999], [], [-2.0, -3.0, 0.0, 5.0]], [[2.0]]]
+    for fn in (hinge_total_foldl, hinge_total_map_fn):
+        pitfalls.check_hinge_total(fn)
+        pitfalls.check_hinge_total(fn, cases=cases, hidden=True)
+        assert grade("check_hinge_total", (fn,), cases) == 2
+    assert capsys.readouterr().out.count("2 cases passed") == 2
+
+
+def test_hinge_total_rejects_a_loop_unrolled_to_a_fixed_length():
+    for fn in (hinge_total_padded, hinge_total_fixed_conds):
+        assert float(fn(tf.constant([0.5, 2.0, -1.0]))) == 2.5  # right for short vectors
+        error = fails_with(pitfalls.check_hinge_total, fn, "M77", "600 scores",
+                           "fixed number of scores")
+        assert error.code == "fixed_length"
+        error = graded_failure("check_hinge_total", (fn,), [[[1.0, 1.5, 0.999], []]], "M77",
+                               "hidden case 1", "600 scores", secrets=["0.999"])
+        assert error.code == "fixed_length"
+
+
+def test_hinge_total_still_names_an_unrolled_range_beside_a_vector_fallback():
+    error = fails_with(pitfalls.check_hinge_total, hinge_total_try_draft, "M57",
+                       "grows with the number of scores", "nodes for 3 scores")
+    assert error.code == "unrolled"
+    error = graded_failure("check_hinge_total", (hinge_total_try_draft,),
+                           [[[1.0, 1.5, 0.999], []]], "M57", "hidden case 1",
+                           "grows with the number", secrets=["0.999"])
+    assert error.code == "unrolled"

@@ -1142,9 +1142,61 @@ def test_graph_backward_numpy_draft_of_the_notebook_fails_with_both_of_its_slips
     fails(checks.check_graph_backward_numpy, half_fixed, "M61", says="not one number")
 
 
-def test_graph_backward_tape_draft_of_the_notebook_watches_nothing():
+def test_graph_backward_tape_draft_of_the_notebook_and_its_half_fixes():
+    """The draft (exercise 1's np.sum on an unwatched tape) fails M14 as handed in; fixing one
+    of its two bugs leaves the other's id."""
     draft = given_function("def graph_backward_tape_draft", "graph_backward_tape_draft")
-    fails(checks.check_graph_backward_tape, draft, "M01", says="tape.watch")
+    fails(checks.check_graph_backward_tape, draft, "M14", says="NumPy value")
+
+    def sum_fixed_only(x, y, z):
+        with tf.GradientTape() as tape:
+            c = tf.reduce_sum(x * y + z)
+        return (c, *tape.gradient(c, [x, y, z]))
+    fails(checks.check_graph_backward_tape, sum_fixed_only, "M01", says="tape.watch")
+
+    def watched_but_numpy(x, y, z):
+        with tf.GradientTape() as tape:
+            tape.watch([x, y, z])
+            c = np.sum(x * y + z)
+        return (c, *tape.gradient(c, [x, y, z]))
+    fails(checks.check_graph_backward_tape, watched_but_numpy, "M14", says="NumPy")
+
+
+def test_graph_backward_tape_rejects_numpy_numbers_with_a_decoy_tape():
+    """The right numbers without the idea: c by np.sum, the gradients converted from the
+    formulas through a tape of another target."""
+    def numpy_numbers(x, y, z):
+        c = np.sum(x.numpy() * y.numpy() + z.numpy())
+        with tf.GradientTape() as tape:
+            tape.watch([x, y, z])
+            t = tf.reduce_sum(x * tf.stop_gradient(y)) + tf.reduce_sum(y * tf.stop_gradient(x)) \
+                + tf.reduce_sum(z)
+        return (tf.constant(c), *tape.gradient(t, [x, y, z]))
+    fails_with(checks.check_graph_backward_tape, numpy_numbers, "M21", "differentiated c")
+
+
+def test_graph_backward_tape_accepts_variables_made_inside_and_a_jacobian(capsys):
+    def as_variables(x, y, z):
+        xv, yv, zv = (tf.Variable(t) for t in (x, y, z))
+        with tf.GradientTape() as tape:
+            c = tf.math.reduce_sum(tf.math.add(xv * yv, zv))
+        return (c, *tape.gradient(c, [xv, yv, zv]))
+
+    def by_jacobian(x, y, z):
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            tape.watch(y)
+            tape.watch(z)
+            b = x * y + z
+            c = tf.reduce_sum(b)
+        grads = [tape.jacobian(c, t) for t in (x, y, z)]
+        del tape
+        return (c, *grads)
+    for answer in (as_variables, by_jacobian):
+        checks.check_graph_backward_tape(answer)
+        checks.check_graph_backward_tape(answer, cases=[{"seed": 121, "shape": [1, 6]}],
+                                         hidden=True)
+    assert capsys.readouterr().out.count("passed") == 4
 
 
 def test_graph_backward_tape_accepts_a_persistent_tape_and_one_gradient_at_a_time(capsys):
@@ -1206,3 +1258,28 @@ def test_step_report_reveal_refuses_until_both_predictions_exist(capsys):
     checks.show_prediction({"predicted_loss_drop": 0.0, "predicted_weights_change": False},
                            "predicted_loss_drop", "predicted_weights_change")
     assert "predicted_weights_change = False" in capsys.readouterr().out
+
+
+def test_graph_backward_tape_tells_another_autodiff_spelling_it_is_correct_but_not_the_tape():
+    @tf.function
+    def by_tf_gradients(x, y, z):
+        c = tf.reduce_sum(x * y + z)
+        return (c, *tf.gradients(c, [x, y, z]))
+
+    def by_forward_mode(x, y, z):
+        grads = []
+        for source in (x, y, z):
+            columns = []
+            for i in range(int(tf.size(source))):
+                tangent = tf.reshape(tf.one_hot(i, tf.size(source)), source.shape)
+                with tf.autodiff.ForwardAccumulator(source, tangent) as acc:
+                    c = tf.reduce_sum(x * y + z)
+                columns.append(acc.jvp(c))
+            grads.append(tf.reshape(tf.stack(columns), source.shape))
+        return (tf.reduce_sum(x * y + z), *grads)
+    for answer in (by_tf_gradients, by_forward_mode):
+        fails_with(checks.check_graph_backward_tape, answer, "M46", "correct",
+                   "asks for the tape")
+    cases = [{"seed": 12, "shape": [2, 5]}]
+    error = grade("check_graph_backward_tape", by_tf_gradients, cases)
+    assert error.mistake == "M46" and "(2, 5)" not in str(error)

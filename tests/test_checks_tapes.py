@@ -1560,7 +1560,7 @@ def test_second_derivative_accepts_two_tapes_opened_in_one_with(capsys):
     assert "passed" in capsys.readouterr().out
 
 
-def hessian_draft(f, x):
+def hessian_column_sums(f, x):  # the gradient of the gradient: sum(g) differentiated
     with tf.GradientTape() as outer:
         outer.watch(x)
         with tf.GradientTape() as inner:
@@ -1568,6 +1568,80 @@ def hessian_draft(f, x):
             y = f(x)
         grad = inner.gradient(y, x)
     return outer.gradient(grad, x)
+
+
+def hessian_draft(f, x):  # the notebook's draft: each grad[i] sliced after the outer block
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        grad = inner.gradient(y, x)
+    rows = [outer.gradient(grad[i], x) for i in range(x.shape[0])]
+    del outer
+    return tf.stack(rows)
+
+
+def hessian_draft_unwatched(f, x):  # the draft's slicing fixed, the outer watch left out
+    with tf.GradientTape(persistent=True) as outer:
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        grad = inner.gradient(y, x)
+        entries = [grad[i] for i in range(x.shape[0])]
+    rows = [outer.gradient(entry, x) for entry in entries]
+    del outer
+    return tf.stack(rows)
+
+
+def hessian_entries_sliced_inside(f, x):  # the draft with its slicing moved into the block
+    with tf.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        grad = inner.gradient(y, x)
+        entries = [grad[i] for i in range(x.shape[0])]
+    rows = [outer.gradient(entry, x) for entry in entries]
+    del outer
+    return tf.stack(rows)
+
+
+def hessian_jacobian_of_the_drafts_gradient(f, x):  # the draft's tapes, one jacobian call
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        grad = inner.gradient(y, x)
+    return outer.jacobian(grad, x)
+
+
+def test_hessian_rejects_the_draft_that_slices_the_gradient_after_the_outer_block():
+    error = fails_with(tapes.check_hessian, hessian_draft, "M05", "returned None",
+                       "never recorded", "inside the outer tape's `with` block")
+    assert error.code == "target_outside"
+    graded_failure("check_hessian", hessian_draft, [("square of sum", [0.5, 1.0])], "M05",
+                   "never recorded", "outer.jacobian(grad, x)", secrets=("0.5",))
+
+
+def test_hessian_rejects_the_fixed_slicing_without_the_outer_watch_as_m01():
+    fails_with(tapes.check_hessian, hessian_draft_unwatched, "M01", "watch")
+
+
+def test_hessian_accepts_the_draft_fixed_three_ways(capsys):
+    for fn in (hessian_entries_sliced_inside, hessian_persistent_outer_rows,
+               hessian_jacobian_of_the_drafts_gradient):
+        tapes.check_hessian(fn)
+        tapes.check_hessian(fn, hidden=True, cases=HIDDEN_HESSIAN_CASES)
+    assert capsys.readouterr().out.count("passed") == 6
+
+
+def test_hessian_rejects_a_closed_form_written_by_hand():
+    # The right numbers for the sum of cubes (H = diag(6 x)) with no tape at all.
+    fails_with(tapes.check_hessian, lambda f, x: tf.linalg.diag(6.0 * x), "M21",
+               "no automatic differentiation computed them", cases=[("sum of cubes", [1.0, -2.0])],
+               hidden=True)
 
 
 def hessian_reduced_first(f, x):
@@ -1593,10 +1667,10 @@ def hessian_persistent_outer_rows(f, x):
     return tf.stack(rows)
 
 
-def test_hessian_draft_and_a_gradient_reduced_first_fail_with_m64():
-    fails_with(tapes.check_hessian, hessian_draft, "M64", "column sums")
+def test_hessian_column_sums_and_a_gradient_reduced_first_fail_with_m64():
+    fails_with(tapes.check_hessian, hessian_column_sums, "M64", "column sums")
     fails_with(tapes.check_hessian, hessian_reduced_first, "M64", "column sums")
-    graded_failure("check_hessian", hessian_draft, [("square of sum", [0.5, 1.0])], "M64",
+    graded_failure("check_hessian", hessian_column_sums, [("square of sum", [0.5, 1.0])], "M64",
                    "column sums", secrets=("0.5",))
 
 

@@ -112,7 +112,8 @@ def test_build_model_accepts_logits_model(capsys):
 
 
 def test_build_model_rejects_softmax_output():
-    fails(checks.check_build_model, lambda: build_model(softmax=True), says="remove the softmax")
+    fails(checks.check_build_model, lambda: build_model(softmax=True), "M85",
+          says="remove the softmax")
 
 
 def test_build_model_rejects_wrong_number_of_classes():
@@ -121,7 +122,7 @@ def test_build_model_rejects_wrong_number_of_classes():
 
 def test_build_model_rejects_one_shared_model():
     shared = build_model()
-    fails(checks.check_build_model, lambda: shared, says="fresh model")
+    fails(checks.check_build_model, lambda: shared, "M32", says="fresh model")
 
 
 # ------------------------------------------------------------------ train step
@@ -471,8 +472,9 @@ def trained_by_keras(digits):
 
 def test_final_model_threshold_passes_trained_and_fails_untrained(digits, trained_by_loop, capsys):
     splits, _, _ = digits
-    with pytest.raises(CheckFailed, match=r"below the\s+required"):
+    with pytest.raises(CheckFailed, match=r"below the\s+required") as info:
         checks.check_final_model(build_model(), splits.x_val, splits.y_val, threshold=0.9)
+    assert info.value.mistake == "M86" and "training curves" in flat(info.value)
     checks.check_final_model(trained_by_loop, splits.x_val, splits.y_val, threshold=0.9)
     checks.check_final_model(trained_by_loop, splits.x_test, splits.y_test, threshold=0.9,
                              cases=["test"], hidden=True)
@@ -579,6 +581,7 @@ def test_grading_final_model_uses_the_graders_labels(digits, trained_by_loop, tr
     message = grading_message("check_final_model", (build_model(), splits.x_test, splits.y_test),
                               ["test"], options)
     assert "accuracy on the held-out examples is below the required 0.90" in message
+    assert message.startswith("[M86:") and "training curves" in message, message
     message = grading_message("check_final_model", (trained_by_keras, splits.x_test,
                                                     splits.y_test), ["test"], options)
     assert "[M21:" in message and "custom training loop" in message
@@ -971,10 +974,10 @@ def reader():
 def test_final_model_makes_its_own_features_not_the_notebooks(digits, reader):
     splits, _, _ = digits
     fails(lambda m: checks.check_final_model(m, answers_as_features(splits.y_val), splits.y_val),
-          reader, says="below the required")
+          reader, "M86", says="below the required")
     fails(lambda m: checks.check_final_model(m, answers_as_features(splits.y_test),
                                              splits.y_test, cases=["test"], hidden=True),
-          reader, says="below the required")
+          reader, "M86", says="below the required")
 
 
 def test_final_model_cannot_tell_keras_weights_copied_into_a_fresh_model(digits,
@@ -1037,20 +1040,204 @@ def build_model_added():
     return model
 
 
-def test_build_model_rejects_the_draft_and_its_half_fix():
-    fails(checks.check_build_model, build_model_draft, says="remove the softmax")
+def notebook_build_model_draft(replace=()):
+    """The notebook's build_model_draft with its cell (the shared hidden_layer made there), each
+    ``(old, new)`` of ``replace`` applied to the cell's source first."""
+    import nbformat
 
-    def shared_layer_only():  # softmax removed, the hidden layer still made once, outside
-        return tf.keras.Sequential([tf.keras.Input(shape=(64,)), hidden_layer,
-                                    tf.keras.layers.Dense(10)])
-    fails(checks.check_build_model, shared_layer_only, says="fresh model")
+    sources = [c.source for c in nbformat.read(SOLUTION, as_version=4).cells
+               if c.cell_type == "code" and "def build_model_draft(" in c.source]
+    assert len(sources) == 1
+    source = sources[0]
+    for old, new in replace:
+        assert old in source, old
+        source = source.replace(old, new)
+    namespace = {"tf": tf, "np": np}
+    exec(compile(source, "<build_model_draft>", "exec"), namespace)
+    return namespace["build_model_draft"]
 
 
-@pytest.mark.parametrize("answer", [build_model_functional, build_model_added])
+def test_build_model_rejects_the_draft_and_its_half_fixes():
+    # Handed in unchanged: the softmax under a from_logits=True loss (M85) ...
+    fails(checks.check_build_model, notebook_build_model_draft(), "M85", says="1.46")
+    fails(checks.check_build_model, build_model_draft, "M85", says="remove the softmax")
+    # ... the softmax removed, the hidden layer still made once, outside (M32) ...
+    fails(checks.check_build_model,
+          notebook_build_model_draft([('Dense(10, activation="softmax")', "Dense(10)")]),
+          "M32", says="training one model changes the next")
+    # ... the layer made inside, the softmax kept (M85).
+    fails(checks.check_build_model,
+          notebook_build_model_draft([("        hidden_layer,\n",
+                                       '        tf.keras.layers.Dense(64, activation="relu"),\n')]),
+          "M85", says="from_logits=True")
+
+
+def test_grading_build_model_names_the_drafts_mistakes_and_shows_no_value():
+    grade("check_build_model", (build_model,), [3, 64])
+    message = grading_message("check_build_model", (notebook_build_model_draft(),), [3, 64])
+    assert message.startswith("[M85:") and "hidden case 1" in message, message
+    fixed_softmax = notebook_build_model_draft([('Dense(10, activation="softmax")', "Dense(10)")])
+    message = grading_message("check_build_model", (fixed_softmax,), [3, 64])
+    assert message.startswith("[M32:"), message
+
+    def sigmoid():
+        return tf.keras.Sequential([tf.keras.Input(shape=(64,)),
+                                    tf.keras.layers.Dense(64, activation="relu"),
+                                    tf.keras.layers.Dense(10, activation="sigmoid")])
+    message = grading_message("check_build_model", (sigmoid,), [3, 64])
+    assert message.startswith("[M85:") and "1000 times larger" in message, message
+
+
+class _Times(tf.keras.layers.Layer):
+    """Multiplies its input by a constant (``tanh * 1.5`` as a layer)."""
+
+    def __init__(self, factor, **kwargs):
+        super().__init__(**kwargs)
+        self.factor = factor
+
+    def call(self, x):
+        return x * self.factor
+
+
+def _hidden_then(*last):
+    return lambda: tf.keras.Sequential([tf.keras.Input(shape=(64,)),
+                                        tf.keras.layers.Dense(64, activation="relu"), *last])
+
+
+SQUASHED = {
+    "sigmoid": lambda: _hidden_then(tf.keras.layers.Dense(10, activation="sigmoid")),
+    "tanh": lambda: _hidden_then(tf.keras.layers.Dense(10, activation="tanh")),
+    # rescaled: rows that sum to 2, bounds of 1.5 or 50: not probabilities, not within [-1, 1]
+    "softmax_times_2": lambda: _hidden_then(tf.keras.layers.Dense(10, activation="softmax"),
+                                            tf.keras.layers.Rescaling(2.0)),
+    "tanh_times_1.5": lambda: _hidden_then(tf.keras.layers.Dense(10, activation="tanh"),
+                                           _Times(1.5)),
+    "sigmoid_times_100_minus_50": lambda: _hidden_then(
+        tf.keras.layers.Dense(10, activation="sigmoid"), tf.keras.layers.Rescaling(100.0, offset=-50.0)),
+}
+
+
+@pytest.mark.parametrize("squash", sorted(SQUASHED))
+def test_build_model_rejects_outputs_of_the_right_shape_squashed_otherwise(squash):
+    """The right shape and dtype, rows that do not sum to 1, but the same bug: a squashing last
+    layer, however its outputs are rescaled afterwards, seen as outputs that hardly spread wider
+    on features 1000 times larger."""
+    fails(checks.check_build_model, SQUASHED[squash](), "M85", says="hardly spread wider")
+    message = grading_message("check_build_model", (SQUASHED[squash](),), [1, 17, 256])
+    assert message.startswith("[M85:") and "1000 times larger" in message, message
+
+
+class _BiasOnly(tf.keras.Model):
+    """Ten trainable numbers returned for every example: the input's batch size, nothing else."""
+
+    def __init__(self):
+        super().__init__()
+        self.bias = self.add_weight(shape=(10,), initializer="random_normal")
+
+    def call(self, x):
+        return tf.zeros_like(x[:, :10]) + self.bias
+
+
+IGNORES_INPUT = {
+    "rescaled_by_0": lambda: lambda: tf.keras.Sequential([
+        tf.keras.Input(shape=(64,)), tf.keras.layers.Rescaling(0.0),
+        tf.keras.layers.Dense(10, bias_initializer="random_normal")]),
+    "hidden_of_0": lambda: lambda: tf.keras.Sequential([
+        tf.keras.Input(shape=(64,)), tf.keras.layers.Rescaling(0.0),
+        tf.keras.layers.Dense(64, activation="relu"),
+        tf.keras.layers.Dense(10, bias_initializer="ones")]),
+    "bias_only": lambda: _BiasOnly,
+}
+
+
+@pytest.mark.parametrize("route", sorted(IGNORES_INPUT))
+def test_build_model_rejects_a_model_that_ignores_its_input(route):
+    """Logits of the right shape and dtype, trainable weights, a fresh model every call, not
+    squashed: the right form without the idea, a network of the features (M21)."""
+    fails(checks.check_build_model, IGNORES_INPUT[route](), "M21", says="do not depend on the features")
+    message = grading_message("check_build_model", (IGNORES_INPUT[route](),), [1, 17, 256])
+    assert message.startswith("[M21:") and "whatever examples" in message, message
+
+
+def test_build_model_accepts_log_probabilities_which_are_logits(capsys):
+    """log_softmax gives logits of their own (a softmax of them is the model's probabilities):
+    correct, though not the exercise's plain Dense(10)."""
+    def log_probabilities():
+        return tf.keras.Sequential([tf.keras.Input(shape=(64,)),
+                                    tf.keras.layers.Dense(64, activation="relu"),
+                                    tf.keras.layers.Dense(10, activation="log_softmax")])
+    checks.check_build_model(log_probabilities)
+    assert "passed" in capsys.readouterr().out
+
+
+class DigitNet(tf.keras.Model):
+    """Correct: a subclassed Model, its layers made in __init__ (a new pair every instance)."""
+
+    def __init__(self):
+        super().__init__()
+        self.hidden = tf.keras.layers.Dense(64, activation="relu")
+        self.out = tf.keras.layers.Dense(10)
+
+    def call(self, x, training=False):
+        return self.out(self.hidden(x))
+
+
+def build_model_subclassed():
+    model = DigitNet()
+    model.build((None, 64))
+    return model
+
+
+def build_model_biased():
+    """Correct: biases that start away from 0 (the outputs then grow a little less than 1000
+    times on features 1000 times larger)."""
+    return tf.keras.Sequential([
+        tf.keras.Input(shape=(64,)),
+        tf.keras.layers.Dense(64, activation="relu", bias_initializer="random_normal"),
+        tf.keras.layers.Dense(10, bias_initializer="random_normal"),
+    ])
+
+
+@pytest.mark.parametrize("answer", [build_model_functional, build_model_added,
+                                    build_model_subclassed, build_model_biased])
 def test_build_model_accepts_other_correct_spellings(answer, capsys):
     checks.check_build_model(answer)
     checks.check_build_model(answer, cases=[1, 17, 256], hidden=True)
     assert capsys.readouterr().out.count("passed") == 2
+    grade("check_build_model", (answer,), [1, 17, 256])
+
+
+def test_the_model_draft_costs_what_the_notebook_says():
+    """The notebook's experiment 2 on the installed Keras: Keras 3's softmax keeps its logits on
+    the tensor it returns, and SparseCategoricalCrossentropy(from_logits=True) given that tensor
+    uses them and warns (eagerly and in a tf.function: about 0 for right, certain outputs); the
+    same outputs through tf.nn's loss, tf.identity, a slice, model.predict's array or an
+    exported SavedModel get a second softmax: -log(e / (e + 9)) = 1.461."""
+    import tempfile
+    import warnings
+
+    loss = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    model = notebook_build_model_draft()()
+    for variable in model.trainable_variables:
+        variable.assign(variable * 1000.0)
+    x = np.random.default_rng(0).uniform(0, 1, (3, 64)).astype(np.float32)
+    outputs = model(x)
+    named = np.argmax(outputs, axis=1)
+    assert np.allclose(tf.reduce_max(outputs, axis=1), 1.0, atol=1e-3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert float(loss(named, outputs)) < 1e-3
+        assert float(tf.function(lambda: loss(named, model(x)))()) < 1e-3
+    assert any("produced by a Softmax activation" in str(w.message) for w in caught)
+    double = -np.log(np.e / (np.e + 9))
+    with tempfile.TemporaryDirectory() as folder:
+        model.export(folder, verbose=False)
+        reloaded = tf.saved_model.load(folder)   # kept: its functions need its variables
+        exported = reloaded.serve(x)
+    for given in (tf.nn.sparse_softmax_cross_entropy_with_logits(labels=named, logits=outputs),
+                  loss(named, tf.identity(outputs)), loss(named, outputs[:, :]),
+                  loss(named, model.predict(x, verbose=0)), loss(named, exported)):
+        assert abs(float(tf.reduce_mean(given)) - double) < 1e-3
 
 
 def make_eval_step_draft(model, loss_fn, loss_metric, acc_metric):

@@ -16,7 +16,10 @@ text by the grader.
 """
 from __future__ import annotations
 
+import ast
+import inspect
 import re
+import textwrap
 
 import numpy as np
 import tensorflow as tf
@@ -40,6 +43,11 @@ __all__ = ["check_predict_draft", "check_classify", "classify_reference", "check
 #: variable whose shape or dtype changes from one iteration to the next (M37), TF 2.21.
 ONE_BRANCH = re.compile(r"must also be initialized in the (if|else|main) branch")
 LOOP_VARIABLE = re.compile(r"has (shape|dtype) .{0,200} before the loop, but (shape|dtype)")
+#: AutoGraph's errors for a `return` or `break` that depends on a tensor condition: inside a
+#: Python loop (unrolled while tracing) M76, on some paths of a tensor `if` only M36 (TF 2.21).
+LOOP_EXIT = re.compile(r"break and return statements which depend on a TF condition are not "
+                       r"supported in Python for loops")
+MISSING_RETURN = re.compile(r"branch must also have a return statement")
 #: Python's error for range(None): a range over items.shape[0] traced for unknown length (M57).
 STATIC_LENGTH = re.compile(r"'NoneType' object cannot be interpreted as an integer")
 #: Digits inside a string constant: numbers written in advance.
@@ -52,6 +60,57 @@ def _autograph_error(pattern, mistake: str, code: str, cause: str, fix: str):
     def explain(error):
         if pattern.search(str(error)):
             raise CheckFailed(cause, mistake, fix, code=code) from None
+    return explain
+
+
+def _exits_a_python_loop(fn) -> bool:
+    """Whether the source of ``fn`` has a ``return`` or ``break`` inside a ``for`` or ``while``
+    loop (AutoGraph's "must also have a return statement" then comes from that loop, unrolled
+    while tracing; without one, from a tensor ``if`` that returns on some paths only)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(isinstance(inner, (ast.Return, ast.Break))
+               for loop in ast.walk(tree) if isinstance(loop, (ast.For, ast.While))
+               for statement in loop.body for inner in ast.walk(statement))
+
+
+def _classify_explainer(ctx, fn):
+    """The ``explain=`` detector of ``check_classify``: M36 for a word (or a return) on some
+    paths of a tensor ``if`` only, M76 for a ``return``/``break`` on a tensor condition inside a
+    Python loop (the rules table of the notebook's draft)."""
+    one_branch = _autograph_error(
+        ONE_BRANCH, "M36", "one_branch",
+        f"{ctx.what} raised ValueError while TensorFlow traced it: the word is not set on "
+        f"every path. A tensor `if` becomes a tf.cond, which traces every branch whatever x "
+        f"is, the `else` included even where none is written (the path on which no "
+        f"comparison holds), so a name read after it must be set on every path.",
+        "give the word a value on the path where no comparison holds too (an `else:`), or "
+        "before the `if`.")
+    loop_exit = (f"{ctx.what} raised while TensorFlow traced it: a `return` (or `break`) on a "
+                 f"tensor condition inside a Python loop. A `for` over a Python list runs "
+                 f"while tracing (the loop is unrolled), so it cannot stop early on a value "
+                 f"known only when the graph runs; AutoGraph reports the `if` around it as a "
+                 f"branch without a return.")
+    loop_fix = ("let every rule's `if` set the word and return once, after the loop (apply the "
+                "rules in reverse to keep the first one that holds), or write the rules as an "
+                "if/elif/else chain.")
+
+    def explain(error):
+        one_branch(error)
+        text = str(error)
+        source = getattr(fn, "python_function", fn)
+        if LOOP_EXIT.search(text) or (MISSING_RETURN.search(text)
+                                      and _exits_a_python_loop(source)):
+            raise CheckFailed(loop_exit, "M76", loop_fix, code="loop_exit") from None
+        if MISSING_RETURN.search(text):
+            raise CheckFailed(
+                f"{ctx.what} raised ValueError while TensorFlow traced it: a tensor `if` "
+                f"returns on some of its paths only. A tf.cond traces every branch, the "
+                f"`else` included even where none is written, and each must return.", "M36",
+                "return a word on the path where no comparison holds too (an `else:` or a "
+                "last `return`).", code="one_return") from None
     return explain
 
 
@@ -83,42 +142,33 @@ check_predict_draft = exercise_check("check_predict_draft", collect_predict_draf
 
 
 def collect_classify(fn, case, ctx):
-    """Kernel half of ``check_classify``: ``classify(x)`` is a ``tf.function`` with plain
-    Python ``if``/``elif``/``else`` returning the ``tf.string`` ``"positive"``, ``"negative"``
-    or ``"zero"`` for the float32 scalar ``x``. Idea graded: the branch is a Python ``if``
-    converted by AutoGraph, taken in the graph.
+    """Kernel half of ``check_classify``: ``classify(x)`` is a ``tf.function`` returning the
+    ``tf.string`` ``"positive"``, ``"negative"`` or ``"zero"`` for the float32 scalar ``x``, the
+    notebook's ``classify_rules_draft`` fixed (a ``return`` inside a ``for`` over a Python list
+    of rules). Idea graded: the branch is taken in the graph on each call (a tensor ``if``
+    converted by AutoGraph, ``tf.cond``, ``tf.case`` or ``tf.switch_case``), not decided while
+    tracing.
 
-    The check calls ``fn`` twice, reads the op types of its graph for a float32 scalar and
-    ``tf.autograph.to_code(fn.python_function)`` (which must hold AutoGraph's
-    ``ag__.if_stmt``).
+    The check calls ``fn`` twice and reads the op types of its graph for a float32 scalar.
 
     Returns:
-        ``{"results": [two text observations], "op_types": [...], "output_ops": [...],
-        "autograph_if": bool}`` (output_ops: the op types the returned word is computed from).
+        ``{"results": [two text observations], "op_types": [...], "output_ops": [...]}``
+        (output_ops: the op types the returned word is computed from).
     Raises:
-        CheckFailed: M36 for a word not set on every path, the implicit ``else`` included
-            (AutoGraph's "must also be initialized in the else branch"); M09 if the ``if`` cannot run in
-            the graph (``autograph=False``); M18 for jit_compile=True; not_tf_function.
+        CheckFailed: M76 for a ``return``/``break`` on a tensor condition inside a Python loop
+            (the draft); M36 for a word (or a return) not on every path, the implicit
+            ``else`` included (AutoGraph's "must also be initialized in the else branch");
+            M09 if the ``if`` cannot run in the graph (``autograph=False``); M18 for
+            jit_compile=True; not_tf_function.
     """
     __tracebackhide__ = True
     require_tf_function(fn, ctx.exercise)
     x = float(case)
-    explain = _autograph_error(
-        ONE_BRANCH, "M36", "one_branch",
-        f"{ctx.what} raised ValueError while TensorFlow traced it: the word is not set on "
-        f"every path. A tensor `if` becomes a tf.cond, which traces every branch whatever x "
-        f"is, the `else` included even where none is written (the path on which no "
-        f"comparison holds), so a name read after it must be set on every path.",
-        "give the word a value on the path where no comparison holds too (an `else:`), or "
-        "before the `if`.")
+    explain = _classify_explainer(ctx, fn)
     got = [text_observation(call(fn, tf.constant(x, tf.float32), what=ctx.what,
                                  explain=explain)) for _ in range(2)]
     ops = call(graph_ops, fn, tf.TensorSpec([], tf.float32), what=ctx.what, explain=explain)
-    try:
-        code = tf.autograph.to_code(fn.python_function)
-    except Exception:  # no source (a lambda in a string, a builtin): nothing converted
-        code = ""
-    return {"results": got, **ops, "autograph_if": "ag__.if_stmt" in code}
+    return {"results": got, **ops}
 
 
 check_classify = exercise_check("check_classify", collect_classify)

@@ -20,11 +20,12 @@ by hand is right on the case and wrong there (M21).
 
 03's notebook grades three predictions (``check_predict_if_error``, ``check_predict_retraces``,
 ``check_predict_prints``: the values the student wrote before the cell that shows the answer,
-which :func:`show_prediction` holds back until they exist; judged as 07's predictions are) and
-five find-and-fix exercises (``square_if_positive``, ``log_cosh``, ``make_celsius_to_fahrenheit``,
-``noisy_square``, ``Accumulator``). ``check_grad_through`` is no longer graded by a notebook
-(03's ``grad_through`` was a copy of the cell above it); it stays for the tests that use it, and
-no hidden case of any notebook uses :data:`GRAD_FUNCTIONS`.
+which :func:`show_prediction` holds back until they exist; judged as 07's predictions are),
+four find-and-fix exercises (``square_if_positive``, ``log_cosh``, ``noisy_square``,
+``Accumulator``) and a design choice (``make_celsius_to_fahrenheit``: the input_signature).
+``check_grad_through`` is no longer graded by a notebook (03's ``grad_through`` was a copy of
+the cell above it); it stays for the tests that use it, and no hidden case of any notebook uses
+:data:`GRAD_FUNCTIONS`.
 """
 from __future__ import annotations
 
@@ -38,8 +39,9 @@ from . import kernel_entry  # noqa: F401  (the grader's way into a grading kerne
 from .capture import capture_output
 from .compare import CheckFailed, fail
 from .harness import (GradientRecord, call, diagnose, exercise_check, is_tf_function,
-                      recording_gradients, require_tf_function)
-from .judge.graphs import NUMPY_IN_GRAPH, celsius_inputs, grad_function_spec, nearby
+                      quiet_tensorflow, recording_gradients, require_tf_function)
+from .judge.graphs import (BRANCHES_DISAGREE, NUMPY_IN_GRAPH, REFUSED_INPUT, celsius_inputs,
+                           celsius_refusals, grad_function_spec, nearby)
 
 __all__ = [
     "check_predict_if_error", "check_predict_retraces", "check_predict_prints", "check_log_cosh",
@@ -291,30 +293,110 @@ check_predict_prints = exercise_check("check_predict_prints", collect_prediction
 
 # --------------------------------------------------------------------------- 03 checks
 
+def _branches_disagree(what):
+    """An ``explain`` for :func:`harness.call`: it raises M72 (code ``branches_disagree``) for
+    tf.cond's TypeError when its branches return different dtypes or structures (the int 0
+    beside a float32 ``x * x``)."""
+    def explain(error):
+        text = str(error)
+        if isinstance(error, (TypeError, ValueError)) and (
+                "true_fn and false_fn" in text or "in the main branch, but" in text):
+            dtypes = re.findall(r"dtype=(\w+)\)", text)[:2]
+            detail = f" ({' and '.join(dtypes)})" if len(dtypes) == 2 else ""
+            raise CheckFailed(f"{what} raised {type(error).__name__}: the two branches of "
+                              f"tf.cond return tensors of different dtypes or structures"
+                              f"{detail}, and the If op has one output, of one dtype, whichever "
+                              f"branch runs.", "M72", BRANCHES_DISAGREE[1],
+                              code="branches_disagree") from None
+    return explain
+
+
+#: Op types of a branch in the graph: tf.cond's If, tf.switch_case's Case (tf.case builds Ifs).
+BRANCH_OPS = {"If", "StatelessIf", "Case", "StatelessCase"}
+#: Ops that pass a tensor on unchanged: not a computation from x outside the branches.
+PASS_THROUGH_OPS = {"Identity", "IdentityN", "Placeholder"}
+
+
+def _branch_functions(op) -> list:
+    """The names of the library functions of a branch op's branches."""
+    if op.type in ("If", "StatelessIf"):
+        return [op.get_attr("then_branch").name, op.get_attr("else_branch").name]
+    return [f.name for f in op.get_attr("branches")]
+
+
+def branch_evidence(concrete) -> dict:
+    """How the output of a one-input graph depends on its input x through its branch ops.
+
+    From the output backwards, a branch op (If, Case) is followed through its data inputs only,
+    not through its predicate (the branch index): ``computed_outside`` are the op types met on
+    the way that are computed from x (x itself, Identity and the branch ops left out), what runs
+    on every call whichever branch is taken; ``pred_from_x`` whether the predicate of a branch
+    op met is computed from x; ``same_branches`` whether a branch op met has branches of the same
+    op types (the same work whichever way the predicate goes)."""
+    graph = concrete.graph
+    x = concrete.inputs[0].op
+    from_x, order = {x}, graph.get_operations()
+    for op in order:  # get_operations is in creation order: inputs before their users
+        if any(t.op in from_x for t in op.inputs) or any(c in from_x for c in op.control_inputs):
+            from_x.add(op)
+    library = {f.signature.name: sorted(n.op for n in f.node_def)
+               for f in graph.as_graph_def().library.function}
+    outside, pred_from_x, same, seen = set(), False, False, set()
+    stack = [t.op for t in tf.nest.flatten(concrete.outputs)]
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        inputs = list(op.inputs)
+        if op.type in BRANCH_OPS:
+            pred_from_x = pred_from_x or inputs[0].op in from_x
+            bodies = [library.get(name) for name in _branch_functions(op)]
+            same = same or (len(bodies) > 1 and all(b == bodies[0] for b in bodies))
+            inputs = inputs[1:]
+        elif op in from_x and op.type not in PASS_THROUGH_OPS:
+            outside.add(op.type)
+        stack.extend(t.op for t in inputs)
+    return {"computed_outside": sorted(outside), "pred_from_x": pred_from_x,
+            "same_branches": same}
+
+
 def collect_square_if_positive(fn, case, ctx):
     """Kernel half of ``check_square_if_positive``: ``square_if_positive(x)`` is ``x * x`` when
-    ``x > 0``, else ``x``, written with ``tf.cond`` so that it runs as a graph without AutoGraph.
-    Idea graded: the branch happens in the graph (tf.cond builds an If op).
+    ``x > 0``, else ``0.0`` (a one-sided squared penalty), written with ``tf.cond`` so that it
+    runs as a graph without AutoGraph. Idea graded: the branch happens in the graph (tf.cond
+    builds an If op), only the branch taken computes x * x, and both branches agree.
 
     The check wraps ``fn``'s Python function in ``tf.function(..., autograph=False)`` itself
     (whatever decorator the student wrote), calls it twice on the float32 scalar x and once on
-    a probe of the same sign (:func:`~autograder.checks.judge.graphs.nearby`), and reads the op
-    types of that graph.
+    a probe of the same sign (:func:`~autograder.checks.judge.graphs.nearby`), and reads that
+    graph: its op types (branch bodies included), the op types the returned value is computed
+    from, the op types of the graph itself (outside the branch bodies) and its output's shape.
 
     Returns:
         ``{"results": [two values], "probe": value, "op_types": [str, ...], "output_ops":
-        [str, ...]}`` (output_ops: the op types the returned value is computed from).
+        [str, ...], "outside_ops": [str, ...], "computed_outside": [str, ...], "pred_from_x":
+        bool, "same_branches": bool, "output_shape": [dims] or None}`` (output_shape: None
+        when the graph's output has no known rank; the three between, :func:`branch_evidence`).
     Raises:
-        CheckFailed: M09 when a Python ``if`` on the tensor fails without AutoGraph.
+        CheckFailed: M09 when a Python ``if`` on the tensor fails without AutoGraph; M72 when
+            tf.cond's branches return different dtypes or structures.
     """
     __tracebackhide__ = True
     x = float(case)
     graph = tf.function(getattr(fn, "python_function", fn), autograph=False)
     what = f"{ctx.exercise} as a graph without AutoGraph ({ctx.label})"
-    got = [call(graph, _scalar(x), what=what) for _ in range(2)]
-    probe = call(graph, _scalar(nearby(x)), what=what)
+    explain = _branches_disagree(what)
+    got = [call(graph, _scalar(x), what=what, explain=explain) for _ in range(2)]
+    probe = call(graph, _scalar(nearby(x)), what=what, explain=explain)
+    concrete = graph.get_concrete_function(tf.TensorSpec([], tf.float32))
+    outputs = tf.nest.flatten(concrete.outputs)
+    shape = outputs[0].shape if len(outputs) == 1 else tf.TensorShape(None)
     return {"results": got, "probe": probe,
-            **graph_ops(graph, tf.TensorSpec([], tf.float32))}
+            **graph_ops(graph, tf.TensorSpec([], tf.float32)),
+            "outside_ops": sorted({op.type for op in concrete.graph.get_operations()}),
+            **branch_evidence(concrete),
+            "output_shape": None if shape.rank is None else shape.as_list()}
 
 
 check_square_if_positive = exercise_check("check_square_if_positive", collect_square_if_positive)
@@ -441,38 +523,89 @@ def collect_accumulator(cls, case, ctx):
 check_accumulator = exercise_check("check_accumulator", collect_accumulator)
 
 
+def _refused_input(what):
+    """An ``explain`` for :func:`harness.call`: it raises M73 (code ``refused_input``) when the
+    function's input_signature refuses a float32 vector it must accept (TensorFlow's
+    "Binding inputs to tf.function failed")."""
+    def explain(error):
+        if isinstance(error, (TypeError, ValueError)) and "Binding inputs" in str(error):
+            raise CheckFailed(f"{what} raised {type(error).__name__}: its input_signature "
+                              f"refuses a float32 vector it must accept (a vector of another "
+                              f"length, or a list of Python floats): "
+                              f"{str(error).splitlines()[0][:300]}", "M73", REFUSED_INPUT[1],
+                              code="refused_input") from None
+    return explain
+
+
+def _spec_data(spec) -> dict:
+    """One spec of an input signature as plain data: ``{"shape": [dims] or None (no known
+    rank), "dtype": name}``; anything but a TensorSpec as ``{"shape": None, "dtype": its type's
+    name}``."""
+    if isinstance(spec, tf.TensorSpec):
+        shape = spec.shape
+        return {"shape": None if shape.rank is None else shape.as_list(),
+                "dtype": spec.dtype.name}
+    return {"shape": None, "dtype": type(spec).__name__}
+
+
 def collect_make_celsius_to_fahrenheit(make_fn, case, ctx):
     """Kernel half of ``check_make_celsius_to_fahrenheit``: ``make_celsius_to_fahrenheit()``
-    returns a ``tf.function`` computing ``c * 9 / 5 + 32`` that traces once for every float32
-    input, Python floats and tensors of any shape included. Idea graded: one graph serves every
-    input (an input_signature).
+    returns a ``tf.function`` computing ``c * 9 / 5 + 32`` for a float32 vector of readings of
+    any length, with one trace for every length, that refuses at the call what is not a float32
+    vector. Idea graded: the input_signature is the design: one graph for every vector, and
+    only vectors.
 
-    For each case a fresh function is made with ``make_fn()`` and called on the inputs of
-    :func:`~autograder.checks.judge.graphs.celsius_inputs`: the case's input twice, another
-    Python value of its structure, a float32 tensor of another shape; then its traces are
-    counted. A plain ``tf.function`` retraces for every new Python float (the value is part of
-    the trace key) and ``reduce_retracing=True`` does not change that; an ``input_signature``
-    with ``tf.TensorSpec(shape=None, dtype=tf.float32)`` does.
+    A case is a vector of readings (a list of floats). A fresh function is made with
+    ``make_fn()`` and called on the inputs of
+    :func:`~autograder.checks.judge.graphs.celsius_inputs`: the case as a float32 vector twice,
+    a longer vector and a vector of one reading, whose traces are counted, then (where those
+    shared one graph) a list of Python floats; then on what it must refuse
+    (:func:`~autograder.checks.judge.graphs.celsius_refusals`: a matrix, a Python float); and
+    the input signature of its concrete function is read.
 
     Returns:
-        ``{"results": [four values], "traces": int, "op_types": [...]}`` (the op types of
-        its graph for the case as a float32 tensor, read after the traces were counted).
+        ``{"results": [five values], "traces": int, "traces_after_list": int, "refused":
+        [bool, bool], "signature": [spec dicts] or None (no input_signature), "op_types":
+        [...]}`` (op types of its graph for a float32 vector, read after the traces were
+        counted).
+    Raises:
+        CheckFailed: M73 when the signature refuses a vector it must accept; not_tf_function.
     """
     __tracebackhide__ = True
     fn = call(make_fn, what="make_celsius_to_fahrenheit()")
     require_tf_function(fn, "The function returned by make_celsius_to_fahrenheit()",
                          fix="return tf.function(fahrenheit, input_signature=[...]).")
-    got = []
-    for c in celsius_inputs(case):
-        c = tf.constant(c) if isinstance(c, np.ndarray) else c
-        got.append(snapshot(call(fn, c, what=f"make_celsius_to_fahrenheit() called "
-                                                     f"on {ctx.label}")))
+    what = f"make_celsius_to_fahrenheit() called on {ctx.label}"
+    *vectors, as_list = celsius_inputs(case)
+    got = [snapshot(call(fn, tf.constant(c), what=what, explain=_refused_input(what)))
+           for c in vectors]
     traces = tracing_count(fn)
+    # The list last, and only where the vectors shared one graph: without an input_signature
+    # a list reaches the Python body as a list (its retrace, or its TypeError, would hide the
+    # retraces the vectors made).
+    got.append(snapshot(call(fn, as_list, what=what, explain=_refused_input(what)))
+               if traces == 1 else None)
+    after_list = tracing_count(fn)
+    refused = []
+    for bad in celsius_refusals(case):  # after the count: a retrace here is not counted
+        bad = tf.constant(bad) if isinstance(bad, np.ndarray) else bad
+        try:
+            with quiet_tensorflow(), capture_output():
+                fn(bad)
+            refused.append(False)
+        except Exception:  # refused at the call (the signature) or in the graph
+            refused.append(True)
+    signature = None
+    if fn.input_signature is not None:
+        concrete = call(fn.get_concrete_function, what=f"{what}: its concrete function")
+        args, kwargs = concrete.structured_input_signature
+        signature = [_spec_data(s) for s in tf.nest.flatten((args, kwargs))][:8]
     try:  # after the count: tracing here for the op types is not the student's retrace
-        ops = all_op_types(fn, tf.constant(np.asarray(case, np.float32)))
+        ops = all_op_types(fn, tf.constant(np.asarray(case, np.float32).reshape(-1)))
     except Exception:  # a signature that refuses the case's own tensor: no op types seen
         ops = []
-    return {"results": got, "traces": traces, "op_types": ops}
+    return {"results": got, "traces": traces, "traces_after_list": after_list,
+            "refused": refused, "signature": signature, "op_types": ops}
 
 
 check_make_celsius_to_fahrenheit = exercise_check("check_make_celsius_to_fahrenheit",

@@ -268,6 +268,67 @@ CATALOGUE = {
             "kind (2.0 for a count) is a measurement or a guess in the wrong form, not the "
             "value the question asks for",
             "write a plain Python value of the kind the prediction cell's comment shows"),
+    "M72": ("tf.cond branches that disagree",
+            "tf.cond builds one op whose output has one dtype and structure whichever branch "
+            "runs: a branch returning the int 0 (int32) beside a float32 x * x raises TypeError "
+            "('true_fn and false_fn arguments to tf.cond must have the same number, type, and "
+            "overall structure'), and branches of different shapes leave the output's shape "
+            "unknown",
+            "return the same dtype and shape from both branches (a float literal, or a tensor "
+            "made from x)"),
+    "M73": ("an input_signature that refuses the inputs it must serve",
+            "a tf.function with an input_signature binds every call to its specs: an input of "
+            "another length (a fixed dimension, shape=[3]) or another dtype raises TypeError "
+            "('Binding inputs to tf.function failed ... Can not cast TensorSpec')",
+            "write None for each dimension that varies between calls, and the dtype the inputs "
+            "have"),
+    "M74": ("an input_signature of any shape where one rank is meant",
+            "tf.TensorSpec(shape=None) accepts a scalar, a vector or a matrix alike: one trace, "
+            "but the signature says nothing about the rank, so a caller's matrix is answered "
+            "instead of refused",
+            "give the spec the rank the inputs have, leaving free only the dimensions that vary"),
+    "M75": ("a retrace for every new input shape",
+            "a tf.function without an input_signature traces a graph per input shape "
+            "(reduce_retracing=True traces once more, to generalise the shape): a function fed "
+            "batches of changing length traces on several calls, and again when the rank "
+            "changes",
+            "declare the shape the calls share in an input_signature"),
+    "M76": ("a return or break on a tensor condition inside a Python loop",
+            "a for over a Python list runs while tracing (the loop is unrolled), so it cannot "
+            "stop early on a value known only when the graph runs: AutoGraph raises ValueError "
+            "'the else branch must also have a return statement' for a return, "
+            "NotImplementedError 'break and return statements which depend on a TF condition "
+            "are not supported in Python for loops' for a break",
+            "let the tensor if in the loop set a value and return once, after the loop, or loop "
+            "over a tensor (a graph loop) instead"),
+    "M77": ("a Python loop over a fixed count",
+            "a Python range over a fixed number (range(64) over a padded copy, or that many "
+            "tf.conds) is unrolled while tracing: the graph holds that many copies of the body, "
+            "right for inputs up to that length and wrong past it",
+            "loop in the graph over every item: for s in scores:, tf.range(tf.size(scores)), or "
+            "a vector op with no loop"),
+    "M80": ("fn.python_function called to debug eagerly",
+            "python_function is the Python body under one tf.function's decorator: called, it "
+            "runs that body eagerly, but every tf.function it calls still traces and runs as a "
+            "graph, where .numpy() and print of a value fail",
+            "turn tf.config.run_functions_eagerly on around the call (and put the switch back "
+            "as it was), which reaches every tf.function the call runs"),
+    "M85": ("a squashed output where logits are expected",
+            "a softmax (or sigmoid, tanh) last layer gives squashed values, not logits. Keras "
+            "3's from_logits=True loss, given that layer's output tensor itself, recovers the "
+            "logits the layer kept and warns; everything else that takes the outputs as logits "
+            "(tf.nn's losses, any op in between, a metric from log_softmax, a caller of the "
+            "exported model) applies a second, nearly flat softmax, so even right and certain "
+            "outputs cost 1.46 for 10 classes instead of 0",
+            "end the model with logits: Dense(10) with no activation; the loss applies the "
+            "softmax"),
+    "M86": ("a final model below the accuracy asked",
+            "training ran and the model is the notebook's network, but it classifies too few "
+            "held-out digits: too few epochs, or a learning rate too small to get there (or "
+            "too large to settle)",
+            "read the training curves: a loss still falling wants more epochs (within the "
+            "budget), one that stalls or jumps another learning rate; choose by the validation "
+            "accuracy, never the test set"),
 }
 
 #: M id -> short name, as messages show it.

@@ -22,10 +22,13 @@ Two kinds of exercise:
 
 The mistakes the grader halves name for this module, by what the kernel half observes:
 M19 (run_functions_eagerly left on), M69 (the switch put back to a fixed state, not the one it
-had), M22 (a Python value read once at trace time), M70 (a tf.Variable replaced by a new one,
-not assigned: the graph keeps the one it captured), M71 (a prediction that is not a plain
-value written down), M16 (.numpy() inside the graph, found by
-:func:`autograder.checks.harness.call`), M23 (a
+had), M80 (fn.python_function called to debug eagerly: the tf.functions it calls stay graphs),
+M09 (Python's min() or int() asking a symbolic tensor for a value, WarmupSchedule's draft),
+M57 (a Python range over a tensor's static length, unrolled while tracing: the graph grows with
+the length, hinge_total's draft, found from the graphs traced for two lengths), M22 (a
+Python value read once at trace time), M70 (a tf.Variable replaced by a new one, not assigned:
+the graph keeps the one it captured), M71 (a prediction that is not a plain value written
+down), M16 (.numpy() inside the graph, found by :func:`autograder.checks.harness.call`), M23 (a
 Python list appended inside a tf.function), M24 (a Python iterator consumed at trace time), M25
 (a Python counter as a graph's state), M26 (a retrace per Python float), M27 (a TD target that
 is not held fixed), M28 (ops of loops and conditions not counted), M18 (jit_compile on code XLA
@@ -53,7 +56,8 @@ from .compare import CheckFailed, fail, function_from_source
 from .graphs import show_prediction
 from .harness import (NOT_ANSWERED, call, diagnose, exercise_check, explain_missing_gradient,
                       is_not_answered, is_tf_function, quiet_tensorflow, recording_gradients)
-from .judge.pitfalls import ELSE_BRANCH, LOOP_DTYPE, TD_ALL_STOPPED, XLA_PRINT
+from .judge.pitfalls import (ELSE_BRANCH, LOOP_DTYPE, PYTHON_BOOL, STATIC_LENGTH, TD_ALL_STOPPED,
+                             XLA_PRINT, grown_lengths, long_scores)
 
 __all__ = [
     "check_predict_eager", "check_predict_buggy_add", "check_predict_log",
@@ -404,11 +408,24 @@ check_make_next_value = exercise_check("check_make_next_value", collect_make_nex
 
 # --------------------------------------------------------------------------- WarmupSchedule
 
+def _python_bool(error):
+    """M09 as WarmupSchedule's draft meets it: a Python builtin (``min``, ``max``), an ``if``
+    AutoGraph leaves to Python, or ``bool()`` asks a symbolic tensor for its truth value."""
+    if isinstance(error, tf.errors.OperatorNotAllowedInGraphError):
+        message, fix = PYTHON_BOOL
+        raise CheckFailed(message, "M09", fix, code="python_bool") from None
+    return None
+
+
 def collect_warmup_schedule(cls, case, ctx):
     """Kernel half of ``check_warmup_schedule``: ``WarmupSchedule(base_lr, warmup_steps)``
     has a step counter ``step`` (a tf.Variable) and a tf.function ``next_lr()`` whose k-th
     call returns base_lr * k / warmup_steps while k <= warmup_steps, then base_lr. Idea graded:
-    the counter is a tf.Variable the graph updates on every call (M25 for a Python int).
+    the counter is a tf.Variable the graph updates on every call (M25 for a Python int), and
+    the rate is computed from it by ops of the graph: the notebook's draft asks the symbolic
+    step for a Python value (``min(int(self.step), ...)``), which raises
+    OperatorNotAllowedInGraphError as a graph (M09) although it runs eagerly. Every call goes
+    to the one traced ``next_lr`` (one trace, the rates of every step from it).
 
     Two fresh schedules (they must not share their counter) get ``calls`` calls each.
 
@@ -425,7 +442,8 @@ def collect_warmup_schedule(cls, case, ctx):
         next_lr = getattr(schedule, "next_lr", None)
         _require_tf_function(next_lr, "WarmupSchedule.next_lr",
                              "keep @tf.function on next_lr.")
-        rates = [_call(next_lr, what=f"{ctx.what}, call {k + 1}") for k in range(calls)]
+        rates = [_call(next_lr, what=f"{ctx.what}, call {k + 1}", explain=_python_bool)
+                 for k in range(calls)]
         step = getattr(schedule, "step", None)
         is_variable = isinstance(step, tf.Variable)
         ops = _call(lambda: all_op_types(next_lr.get_concrete_function()),
@@ -611,18 +629,35 @@ AUTOGRAPH_RULES = (
 )
 
 
+def graph_nodes(concrete) -> int:
+    """How many nodes a concrete function's graph holds: its GraphDef's nodes and those of every
+    function in its library (a Python loop unrolled while tracing grows it with the length)."""
+    graph_def = concrete.graph.as_graph_def()
+    return len(graph_def.node) + sum(len(function.node_def)
+                                     for function in graph_def.library.function)
+
+
 def collect_hinge_total(fn, case, ctx):
     """Kernel half of ``check_hinge_total``: ``hinge_total(scores)`` is a tf.function
-    returning sum(max(0, 1 - s)) over a float32 vector of any length. Idea graded: under
-    AutoGraph an ``if`` on a tensor is a tf.cond and a ``for`` over a tensor a tf.while_loop,
-    so a variable the code reads after the ``if`` is set on both branches (M36) and a loop
-    variable keeps one dtype (M37); both found by the error AutoGraph raises.
+    returning sum(max(0, 1 - s)) over a float32 vector of any length, from one graph whose size
+    does not grow with the length. Idea graded: the loop (if any) runs in the graph, a
+    tf.while_loop (or no loop: tensor ops over the whole vector); a Python ``range`` over the
+    static length (``range(len(scores))``, the notebook's draft, or ``range(scores.shape[0])``)
+    copies the body once per score while tracing (M57). Under AutoGraph a variable read after
+    a tensor ``if`` is set on both branches (M36) and a loop variable keeps one dtype (M37);
+    both found by the error AutoGraph raises.
 
     A fresh copy of the function with the signature ``[tf.TensorSpec([None], tf.float32)]``
-    (one graph for every length) is called on each vector of the case.
+    (one graph for every length) is called on each vector of the case and on a long one
+    (:func:`~autograder.checks.judge.pitfalls.long_scores`, 600 scores: a loop unrolled to a
+    fixed length misses some); then a fresh copy without a signature is traced for each
+    vector's own, known length n (1 for an empty vector, whose graph is a few nodes smaller
+    whatever the loop) and for 16 more (:func:`~autograder.checks.judge.pitfalls.grown_lengths`),
+    and the nodes of both graphs are counted (:func:`graph_nodes`).
 
     Returns:
-        ``{"results", "op_types"}``.
+        ``{"results", "op_types", "long", "nodes"}``, ``nodes`` one ``[n, nodes for m, nodes
+        for m + 16]`` per vector (m = max(n, 1)).
     """
     __tracebackhide__ = True
     _require_tf_function(fn, "hinge_total", "keep @tf.function on hinge_total.")
@@ -634,13 +669,27 @@ def collect_hinge_total(fn, case, ctx):
             if any(word in text for word in words):
                 raise CheckFailed(message.format(what=ctx.what, type=type(error).__name__),
                                   mistake, fix, code=code) from None
+        if isinstance(error, TypeError) and "cannot be interpreted as an integer" in text:
+            message, fix = STATIC_LENGTH
+            raise CheckFailed(message.format(what=ctx.what), "M57", fix,
+                              code="static_length") from None
         return None
 
     results = [_call(fresh, _float32(scores), what=ctx.what, explain=autograph)
                for scores in case]
+    long = _call(fresh, tf.constant(long_scores()), what=f"{ctx.what} (on 600 scores)",
+                 explain=autograph)
     ops = _call(lambda: all_op_types(fresh.get_concrete_function()),
                 what=f"{ctx.what}, traced for its graph")
-    return {"results": results, "op_types": ops}
+    known = tf.function(fn.python_function)
+    nodes = []
+    for scores in case[:MAX_ENTRIES]:
+        n = int(np.asarray(scores, np.float32).size)
+        counts = [_call(lambda m=m: graph_nodes(known.get_concrete_function(
+                      tf.TensorSpec([m], tf.float32))), what=f"{ctx.what}, traced for its graph",
+                        explain=autograph) for m in grown_lengths(n)]
+        nodes.append([n, *counts])
+    return {"results": results, "op_types": ops, "long": long, "nodes": nodes}
 
 
 check_hinge_total = exercise_check("check_hinge_total", collect_hinge_total)

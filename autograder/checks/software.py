@@ -257,6 +257,35 @@ def _call_values(record, sources) -> list:
     return calls
 
 
+class _Count:
+    calls = 0
+
+
+@contextlib.contextmanager
+def _other_spellings():
+    """Count the calls of the autodiff spellings that are not a GradientTape's: tf.gradients
+    (in a tf.function) and ForwardAccumulator.jvp (each looked up at call time, so patching
+    the attribute counts them). Evidence for M46: right gradients from another spelling."""
+    count = _Count()
+    patched = [(tf, "gradients"), (tf.compat.v1, "gradients"),
+               (tf.autodiff.ForwardAccumulator, "jvp")]
+    originals = [getattr(owner, name) for owner, name in patched]
+
+    def counting(original):
+        def counted(*args, **kwargs):
+            count.calls += 1
+            return original(*args, **kwargs)
+        return counted
+
+    for (owner, name), original in zip(patched, originals):
+        setattr(owner, name, counting(original))
+    try:
+        yield count
+    finally:
+        for (owner, name), original in zip(patched, originals):
+            setattr(owner, name, original)
+
+
 @contextlib.contextmanager
 def _eagerly():
     """tf.functions run their Python code eagerly in the block (their tape calls then have
@@ -302,21 +331,28 @@ def collect_graph_backward_tape(fn, case, ctx):
     ``(N, D)``.
 
     Returns:
-        ``{"c", "grad_x", "grad_y", "grad_z", "from_tape": [three bools]}``: whether
-        tape.gradient produced each gradient (for a tf.function, whether its traced outputs are
-        computed from tape.gradient's results).
+        ``{"c", "grad_x", "grad_y", "grad_z", "from_tape": [three bools], "tape_calls",
+        "other_spellings"}``: whether tape.gradient produced each gradient (for a tf.function,
+        whether its traced outputs are computed from tape.gradient's results), and how many
+        calls of tf.gradients or ForwardAccumulator.jvp ran (M46).
+    The notebook's draft (``graph_backward_tape_draft``) is exercise 1's forward pass on a tape
+    that watches nothing, summed with ``np.sum``: ``tape.gradient`` of a ``numpy.float32``
+    raises AttributeError, which :func:`call` names M14; with the sum fixed, every gradient is
+    ``None`` (M01); with only the watch added, M14 again.
+
     Raises:
         CheckFailed: M01 (constants never watched: gradients ``None``, but a call with
             ``tf.Variable`` inputs works); ``None`` even for variables, the cause found by
             re-tracing: M05 (``c`` computed outside the tape's ``with`` block), M12, M13, M14
-            (NumPy inside the tape, e.g. ``np.sum``).
+            (NumPy inside the tape, e.g. ``np.sum``: None, or the AttributeError of a NumPy
+            target).
     """
     __tracebackhide__ = True
     what = ctx.what
     arrays = graph_inputs(case, np.float32)
     x, y, z = (tf.constant(a) for a in arrays)
     names = "c, grad_x, grad_y, grad_z"
-    with recording_gradients() as record:
+    with recording_gradients() as record, _other_spellings() as others:
         c, gx, gy, gz = _unpack(call(fn, x, y, z, what=what), 4, ctx, names)
     if gx is None or gy is None or gz is None:
         retry = _unpack(call(fn, *[tf.Variable(a) for a in arrays], what=what), 4, ctx,
@@ -339,13 +375,15 @@ def collect_graph_backward_tape(fn, case, ctx):
         outputs = list(outputs) if isinstance(outputs, (tuple, list)) else []
         from_tape = ([_from_tape(traced, t) for t in outputs[1:4]] if len(outputs) == 4
                      else [False] * 3)
-        # The same code run eagerly, so that its tape calls have values.
-        with _eagerly(), recording_gradients() as record:
-            call(fn, *(tf.constant(a) for a in arrays), what=what)
+        # The same code run eagerly, so that its tape calls have values (not for tf.gradients,
+        # which has no eager form: its graph outputs are no tape's, M46).
+        if not others.calls:
+            with _eagerly(), recording_gradients() as record:
+                call(fn, *(tf.constant(a) for a in arrays), what=what)
     else:
         from_tape = [record.produced(g) for g in (gx, gy, gz)]
     return {"c": c, "grad_x": gx, "grad_y": gy, "grad_z": gz, "from_tape": from_tape,
-            "tape_calls": _call_values(record, None)}
+            "tape_calls": _call_values(record, None), "other_spellings": others.calls}
 
 
 check_graph_backward_tape = exercise_check("check_graph_backward_tape",

@@ -760,16 +760,38 @@ def collect_hessian(fn, case, ctx):
         ForwardAccumulator.jvp}``.
     Raises:
         CheckFailed: M04 on a second gradient call on a non-persistent tape; M01 when the
-            result is None for a constant but not for a tf.Variable; M05 when it is None even
-            for a variable (the inner gradient was computed after the outer tape's block
-            closed).
+            result (or a row of it) is None for a constant but not for a tf.Variable; M05 when
+            it is None even for a variable (the inner gradient was computed after the outer
+            tape's block closed), or when rows stacked from tape calls are None because each
+            entry ``grad[i]`` was sliced after that block (the notebook's draft).
     """
     __tracebackhide__ = True
     what = ctx.what
     f, x = _case_function(case, VECTOR_FUNCTIONS, what)
     x = _floats(x)
+
+    def none_rows(error):
+        """An error after a tape call returned None (tf.stack of None rows): the notebook's
+        draft, whose `grad[i]` is sliced after the outer block (M05), or x never watched
+        (M01: a tf.Variable, watched by itself, gets its rows)."""
+        if not any(not e.results for e in record.events):
+            return None
+        try:
+            with quiet_tensorflow():
+                fn(f, tf.Variable(x.astype(np.float32)))
+        except Exception:
+            fail(f"{what} raised {type(error).__name__} after an outer tape call returned None: "
+                 f"what it differentiated (an entry `grad[i]` sliced, or the gradient computed, "
+                 f"after the outer block closed) is a tensor the outer tape never recorded.",
+                 mistake="M05", code="target_outside",
+                 fix="take the entries of the gradient inside the outer tape's `with` block, "
+                     "or differentiate the gradient itself: `outer.jacobian(grad, x)`.")
+        fail(f"{what} raised {type(error).__name__} after a tape call returned None for a "
+             f"tf.constant x but not for a tf.Variable: x was not watched.", mistake="M01",
+             fix="call `tape.watch(x)` in both tapes.")
+
     with observing_tapes() as record:
-        result = call(fn, f, _fresh_constant(x), what=what)
+        result = call(fn, f, _fresh_constant(x), what=what, explain=none_rows)
     if result is None:
         if call(fn, f, tf.Variable(x.astype(np.float32)), what=what) is not None:
             fail(f"{what} returned None for a tf.constant x but not for a tf.Variable: x "

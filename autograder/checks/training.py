@@ -23,7 +23,9 @@ exercise          M21 when
 ================  ===================================================================
 make_pipeline     the batches are right, but no tf.data batch (or, training, shuffle)
                   stage made them (a Python generator, NumPy shuffling)
-build_model       the model is compile()d (the custom loop replaces Keras' fit)
+build_model       the model is compile()d (the custom loop replaces Keras' fit), or its
+                  outputs are the same for every input (a bias, the features multiplied
+                  by 0)
 make_train_step   tape.gradient never ran for the model's variables (tf.gradients,
                   gradients by hand), no gradient call's target is the loss returned or
                   the gradients applied are not that call's results (a decoy tape;
@@ -54,9 +56,10 @@ metric created inside the tf.function.
 
 Five exercises are find-and-fix: the notebook gives a broken draft (``make_pipeline_draft``:
 float64 features, M65, shuffle after batch, M66; ``build_model_draft``: a hidden layer shared
-by every model, a softmax output; ``make_train_step_draft``: an optimizer created inside the
-tf.function, the loss after the tape's block, accuracy measured after the update;
-``make_eval_step_draft``: a copy of the train step that updates the weights by hand;
+by every model, M32, a softmax output under a from_logits=True loss, M85;
+``make_train_step_draft``: an optimizer created inside the tf.function, the loss after the
+tape's block, accuracy measured after the update; ``make_eval_step_draft``: a copy of the
+train step that updates the weights by hand;
 ``fit_draft``: evaluation on the training batches, M67, seen as a ``val_ds`` the loop never
 read, and metrics reset once before the loop, M68), runs a
 cell that shows what it does, and the student writes the fix; two of them with predictions
@@ -95,6 +98,9 @@ __all__ = [
     "check_fit",
     "check_final_model",
 ]
+
+#: Examples of the probe build_model's model is called on (and again 1000 times larger).
+PROBE_ROWS = 8
 
 #: Most values of one history list sent to the grader (their number is sent too).
 HISTORY_LIMIT = 1000
@@ -410,12 +416,17 @@ def collect_build_model(fn, case, ctx):
     """Kernel half of ``check_build_model``: call ``build_model()`` twice, and call the first
     model on a batch of ``case`` float32 examples.
 
-    The grader then asks: logits of shape ``(batch, 10)``, float32, not probabilities (no
-    softmax: the loss uses ``from_logits=True``), trainable weights, a new model with its own
-    weights on every call, and not compile()d (M21: the custom loop needs no compile).
+    The grader then asks: logits of shape ``(batch, 10)``, float32, not probabilities (M85),
+    outputs that depend on the input (different examples, different outputs: M21 where they do
+    not) and that grow with it, however they are rescaled (M85: a squashing last layer; seen on
+    a probe of 8 other examples and on the probe times 1000, where a ReLU network's logits
+    spread 1000 times wider and a bounded output cannot), trainable weights, a new model with
+    its own weights on every call (M32: the draft's hidden layer, made once outside the
+    factory, is in every model), and not compile()d (M21: the custom loop needs no compile).
 
     Returns:
-        ``{"output", "trainable", "shared", "compiled"}``.
+        ``{"output", "probe" (the first model's outputs for the probe), "probe_big"
+        (for the probe times 1000), "trainable", "shared", "compiled"}``.
     Raises:
         CheckFailed: not a Keras model; a cause of :func:`call`.
     """
@@ -432,8 +443,23 @@ def collect_build_model(fn, case, ctx):
                    f"the model's output for {ctx.label}")
     if out.size > 16 * batch * NUM_CLASSES:  # the wrong shape: no need to send it all
         out = out.reshape(-1)[:batch * NUM_CLASSES + 1]
+    # A probe of other examples, and the same examples 1000 times larger: outputs that ignore
+    # the input are the same for every row (M21); a ReLU network's logits spread 1000 times
+    # wider on the larger features, a squashed output (softmax, sigmoid, tanh, then any
+    # rescaling) stays within its bounds (M85).
+    probe = np.random.default_rng(1000 + ctx.index).uniform(
+        0, 1, (PROBE_ROWS, NUM_FEATURES)).astype(np.float32)
+    seen = {}
+    for key, features, said in (("probe", probe, "a probe of other examples"),
+                                ("probe_big", probe * 1000.0,
+                                 "the probe's examples times 1000")):
+        got = to_numpy(call(first, features, what=f"the model built by build_model, called on "
+                                                  f"{said}"),
+                       f"the model's output for {said}")
+        seen[key] = got.reshape(-1)[:PROBE_ROWS * NUM_CLASSES + 1] \
+            if got.size > 16 * PROBE_ROWS * NUM_CLASSES else got
     ids = {id(v) for v in first.trainable_variables}
-    return {"output": out, "trainable": len(first.trainable_variables),
+    return {"output": out, **seen, "trainable": len(first.trainable_variables),
             "shared": first is second or bool(ids & {id(v) for v in second.trainable_variables}),
             "compiled": _keras_trained(first, second)}
 

@@ -25,7 +25,10 @@ MODULE = "autograder.checks.control_flow"
 
 #: Op types of a branch in a graph (tf.cond, AutoGraph's if) and of tf.where / tf.switch_case.
 CONDITIONAL_OPS = {"If", "StatelessIf"}
-BRANCH_OPS = CONDITIONAL_OPS | {"Select", "SelectV2", "Case", "StatelessCase"}
+#: Op types of a branch taken in the graph: tf.cond (AutoGraph's if, tf.case) and
+#: tf.switch_case; tf.where (Select) computes every word and picks one.
+TAKEN_BRANCH_OPS = CONDITIONAL_OPS | {"Case", "StatelessCase"}
+BRANCH_OPS = TAKEN_BRANCH_OPS | {"Select", "SelectV2"}
 #: Op types of a graph loop (tf.while_loop, AutoGraph's while and for over a tensor).
 WHILE_OPS = {"While", "StatelessWhile"}
 PRINT_OPS = {"PrintV2", "Print"}
@@ -164,20 +167,37 @@ ONE_BRANCH = ("{what} raised ValueError while TensorFlow traced it: the word is 
               "or before the `if`.")
 
 
+ONE_RETURN = ("{what} raised ValueError while TensorFlow traced it: a tensor `if` returns on "
+              "some of its paths only. A tf.cond traces every branch, the `else` included even "
+              "where none is written, and each must return.",
+              "return a word on the path where no comparison holds too (an `else:` or a last "
+              "`return`).")
+LOOP_EXIT = ("{what} raised while TensorFlow traced it: a `return` (or `break`) on a tensor "
+             "condition inside a Python loop. A `for` over a Python list runs while tracing "
+             "(the loop is unrolled), so it cannot stop early on a value known only when the "
+             "graph runs; AutoGraph reports the `if` around it as a branch without a return.",
+             "let every rule's `if` set the word and return once, after the loop (apply the "
+             "rules in reverse to keep the first one that holds), or write the rules as an "
+             "if/elif/else chain.")
+BRANCH_FIX = ("test the tensor itself (`if x > 0:`, which AutoGraph makes a tf.cond), setting the "
+              "word in each rule's `if` and returning it after the loop; an if/elif/else "
+              "chain, tf.case or tf.switch_case take the branch in the graph too.")
+
+
 @exercise("classify", module=MODULE, cases=[2.0, -3.0, 0.0],
-          idea="a plain Python if/elif/else on the tensor, converted by AutoGraph: the words "
-               "are right on every branch, tf.autograph.to_code shows ag__.if_stmt and the "
-               "returned word is computed from an If op of the graph (the branch is taken in "
-               "the graph, on each call; no Python function called from it).",
-          kernel_evidence="the op types of classify's graph, those the returned word is "
-                          "computed from, and whether AutoGraph's code of it holds "
-                          "ag__.if_stmt",
-          findings={"one_branch": ONE_BRANCH})
+          idea="the rules draft fixed: no `return` or `break` on a tensor condition inside the "
+               "Python loop over the rules (unrolled while tracing); the words are right on "
+               "every branch and the returned word is computed from a branch the graph takes "
+               "on each call (an If op: a tensor `if` converted by AutoGraph, tf.cond or "
+               "tf.case; or tf.switch_case's Case op), not decided while tracing, not tf.where "
+               "over every word, no Python function called from the graph.",
+          kernel_evidence="the op types of classify's graph for a float32 scalar and those the "
+                          "returned word is computed from",
+          findings={"one_branch": ONE_BRANCH, "one_return": ONE_RETURN, "loop_exit": LOOP_EXIT})
 def classify(case, obs, ctx):
     """``obs``: ``results`` (two calls, each ``{"string", "value", "kind"}``), ``op_types``
-    (of the graph for a float32 scalar), ``output_ops`` (those the word is computed from),
-    ``autograph_if`` (``ag__.if_stmt`` in
-    ``tf.autograph.to_code``). Reference: :func:`classify_reference`."""
+    (of the graph for a float32 scalar), ``output_ops`` (those the word is computed from).
+    Reference: :func:`classify_reference`."""
     want = classify_reference(float(case))
     ops = op_types(obs)
     for result in values(obs, "results", 2):
@@ -197,21 +217,14 @@ def classify(case, obs, ctx):
                 ctx.fail(f"{ctx.what}: expected {want.encode()!r} (tf.string), got {got!r}.",
                          code="value")
             ctx.fail(f"{ctx.what} returned the wrong word.", code="value")
-    if obs["autograph_if"] is not True:
-        ctx.fail(f"{ctx.what} gives the right strings but tf.autograph.to_code shows no "
-                 f"ag__.if_stmt: the exercise is to write plain Python `if x > 0:` / `elif` / "
-                 f"`else` and let AutoGraph convert them.", mistake="M21",
-                 fix="replace tf.where/tf.cond by `if x > 0: return \"positive\"`, `elif x < 0:"
-                     " ...`, `else: ...`.", code="no_autograph_if")
-    if not CONDITIONAL_OPS & ops:
-        ctx.fail(f"{ctx.what} gives the right strings, but its graph has no If op: the `if` "
-                 f"does not test the tensor, so the branch is not taken in the graph.",
-                 mistake="M21", fix="test x itself: `if x > 0:` / `elif x < 0:` / `else:`.",
+    if not TAKEN_BRANCH_OPS & ops:
+        ctx.fail(f"{ctx.what} gives the right strings, but its graph has no If op (nor a "
+                 f"tf.switch_case): no branch is taken in the graph. tf.where computes every "
+                 f"word and picks one; an `if` on a Python value is decided once, while "
+                 f"TensorFlow traces the function.", mistake="M21", fix=BRANCH_FIX,
                  code="no_cond")
-    fix = ("return the words from the branches: `if x > 0: return \"positive\"`, "
-           "`elif x < 0: ...`, `else: ...`.")
-    refuse_py_function(ctx, obs, fix)
-    require_from(ctx, obs, CONDITIONAL_OPS, "an If op", fix, "cond_beside")
+    refuse_py_function(ctx, obs, BRANCH_FIX)
+    require_from(ctx, obs, TAKEN_BRANCH_OPS, "an If op", BRANCH_FIX, "cond_beside")
 
 
 # --------------------------------------------------------------------------- tanh_loop

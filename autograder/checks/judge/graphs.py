@@ -110,53 +110,142 @@ def nearby(x: float) -> float:
     return 2.0 * x + 1.0 if x > 0 else 2.0 * x - 1.0
 
 
+#: Most readings a case of make_celsius_to_fahrenheit may hold.
+MAX_READINGS = 1000
+
+
+def _readings(c) -> np.ndarray:
+    """A case of make_celsius_to_fahrenheit: a non-empty vector of finite readings (ValueError
+    otherwise)."""
+    array = np.asarray(c, dtype=np.float64)
+    if array.ndim != 1 or not 0 < array.size <= MAX_READINGS or not np.isfinite(array).all():
+        raise ValueError("a case of make_celsius_to_fahrenheit is a vector of readings")
+    return array
+
+
 def celsius_inputs(c) -> list:
-    """The inputs a case ``c`` of make_celsius_to_fahrenheit is called on: ``c`` twice, then
-    the probes: a Python value of another value (``c + 1``, same structure) and a float32
-    array of another shape (``c`` with a leading axis of 1)."""
-    array = np.asarray(c, dtype=np.float32)
-    shifted = (np.asarray(c, dtype=np.float64) + 1.0).tolist()
-    return [c, c, shifted, array[None]]
+    """The inputs a case ``c`` (a vector of readings) of make_celsius_to_fahrenheit is called
+    on, in order: ``c`` as a float32 vector twice, then the probes: a longer float32 vector
+    (``c``, ``c + 10``, then c's first reading: 2n + 1 readings), a vector of one reading (c's
+    first - 5) and, last, a list of Python floats of other values (``c + 1``)."""
+    v = _readings(c)
+    return [v.astype(np.float32), v.astype(np.float32),
+            np.concatenate([v, v + 10.0, v[:1]]).astype(np.float32),
+            np.array([np.float32(v[0]) - 5], np.float32), (v + 1.0).tolist()]
+
+
+#: What celsius_refusals gives, in order (how messages name them).
+REFUSALS = ("a matrix of two sensors' readings", "a Python float")
+
+
+def celsius_refusals(c) -> list:
+    """What the function made for a case ``c`` must refuse at the call, as :data:`REFUSALS`
+    names them: a float32 matrix (``c`` stacked twice) and a Python float (c's first)."""
+    v = _readings(c)
+    return [np.stack([v, v]).astype(np.float32), float(v[0])]
 
 
 # --------------------------------------------------------------------------- square_if_positive
 
 def _square_if_positive(x: float) -> np.ndarray:
     x = np.float32(x)
-    return np.where(x > 0, x * x, x)
+    return np.where(x > 0, x * x, np.float32(0.0))
+
+
+#: Op types that compute x * x: outside tf.cond's branches they run on every call.
+SQUARE_OPS = {"Mul", "Square", "Pow"}
+#: Op types of a branch in the graph: tf.cond's (and tf.case's) If, tf.switch_case's Case.
+BRANCH_OPS = CONDITIONAL_OPS | {"Case", "StatelessCase"}
+#: Op types of tf.where: both values computed, one picked afterwards.
+SELECT_OPS = {"Select", "SelectV2"}
+#: M72 as square_if_positive meets it, in the kernel: tf.cond's TypeError.
+BRANCHES_DISAGREE = ("{what} raised TypeError: the two branches of tf.cond return tensors of "
+                     "different dtypes or structures, and the If op has one output, of one "
+                     "dtype, whichever branch runs.",
+                     "make both branches return a float32 tensor of x's shape: a float literal "
+                     "(0.0) or a tensor made from x, not the int 0.")
+COND_FIX = ("write tf.cond(pred, true_fn, false_fn) with two functions of no arguments, x * x "
+            "computed in the one for x > 0.")
 
 
 @exercise("square_if_positive", module=MODULE, cases=[3.0, -2.0],
           idea="the branch happens in the graph, built by tf.cond without AutoGraph: the graph "
-               "of the function, traced with autograph=False, holds an If op that the returned "
-               "value is computed from (no Python function called from the graph), and its "
-               "value follows x (also on a probe input of the same sign).",
-          kernel_evidence="the op types of the graph traced with autograph=False, and those "
-                          "the returned value is computed from")
+               "of the function, traced with autograph=False, holds an If op (or tf.switch_case's "
+               "Case op) that the returned value is computed from (no Python function called "
+               "from the graph), decided by a predicate computed from x; x * x is computed "
+               "inside the branch taken, not before the cond (nothing computed from x outside "
+               "the branches but the predicate), with branches that differ and no tf.where in "
+               "them; both branches return a float32 scalar; and the value follows x (also on "
+               "a probe input of the same sign).",
+          kernel_evidence="the op types of the graph traced with autograph=False (branch "
+                          "bodies included, and outside them), those the returned value is "
+                          "computed from, and the shape of its output",
+          findings={"branches_disagree": BRANCHES_DISAGREE})
 def square_if_positive(case, obs, ctx):
     """``obs``: ``results`` (two calls on x, as a graph without AutoGraph), ``probe`` (the
-    result for :func:`nearby` x), ``op_types`` (of that graph), ``output_ops`` (the op types
-    the returned value is computed from). Reference: x * x if x > 0 else
-    x, in float32."""
+    result for :func:`nearby` x), ``op_types`` (of that graph and its branches),
+    ``output_ops`` (the op types the returned value is computed from), ``outside_ops`` (the
+    graph's own op types, branch bodies left out), ``output_shape`` (its output's shape, None
+    when its rank is unknown), ``computed_outside`` (the op types computed from x that the
+    output depends on outside the branch ops, their predicates left out), ``pred_from_x``
+    (whether a branch op's predicate is computed from x), ``same_branches`` (whether a branch
+    op's branches have the same op types). Reference: x * x if x > 0 else 0.0, in float32."""
     x = float(case)
     got = values(obs, "results", 2)
+    shape = obs["output_shape"]
+    if shape is not None and (not isinstance(shape, list) or len(shape) > 32):
+        raise ValueError("output_shape of an unexpected form")
+    if shape is None:  # a known shape that is not () is the values' check's (a wrong shape)
+        ctx.fail(f"{ctx.what}: the graph's output has no known shape: the two "
+                 f"branches of tf.cond return tensors of different shapes (a tensor of shape "
+                 f"[1] beside the scalar x * x, say), so the If op's output has no one shape.",
+                 mistake="M72", fix="make both branches return a float32 scalar, as x * x is: "
+                                    "a float literal (0.0) or a tensor made from x.",
+                 code="shapes_disagree")
     for value in got:
         ctx.close(value, _square_if_positive(x), check_dtype="float")
     check_probe(ctx, obs["probe"], _square_if_positive(nearby(x)), got[0],
                 _square_if_positive(x), "another input of the same sign",
-                f"the input {nearby(x)}", "compute the value from x inside the branches: "
-                "tf.cond(x > 0, lambda: x * x, lambda: x).", check_dtype="float")
+                f"the input {nearby(x)}", "compute the value from x inside the branches.",
+                check_dtype="float")
     ops = op_types(obs)
-    if not CONDITIONAL_OPS & ops:
+    if not BRANCH_OPS & ops:
         shown = f" (ops: {', '.join(sorted(ops))})" if ctx.reveal else ""
         ctx.fail(f"{ctx.what} gives the right values but its graph has no If op, so it does "
-                 f"not use tf.cond{shown}. The exercise is the branch in the graph.",
-                 mistake="M21",
-                 fix="write tf.cond(tf.greater(x, 0), if_true, if_false) with two functions of "
-                     "no arguments.", code="no_cond")
-    fix = "return tf.cond(x > 0, lambda: x * x, lambda: x): the value is the branch's."
-    refuse_py_function(ctx, obs, fix)
-    require_from(ctx, obs, CONDITIONAL_OPS, "an If op", fix, "cond_beside")
+                 f"not use tf.cond{shown}: tf.where (or arithmetic such as relu(x) ** 2) "
+                 f"computes x * x on every call and picks afterwards. The exercise is the "
+                 f"branch in the graph.",
+                 mistake="M21", fix=COND_FIX, code="no_cond")
+    refuse_py_function(ctx, obs, COND_FIX)
+    require_from(ctx, obs, BRANCH_OPS, "an If op", COND_FIX, "cond_beside")
+    if not isinstance(obs["pred_from_x"], bool) or not isinstance(obs["same_branches"], bool):
+        raise ValueError("pred_from_x and same_branches should be booleans")
+    if not obs["pred_from_x"]:
+        ctx.fail(f"{ctx.what} gives the right values through tf.cond, but the cond's predicate "
+                 f"is not computed from x (a constant, say): the branch is decided before the "
+                 f"call and the same branch runs for every x, so whatever picks the value "
+                 f"happens inside it.", mistake="M21",
+                 fix="make the predicate x > 0, so that the graph decides at each call which "
+                     "branch runs.", code="pred_not_x")
+    if SELECT_OPS & ops:
+        ctx.fail(f"{ctx.what} gives the right values through tf.cond, but a branch picks its "
+                 f"value with tf.where: both x * x and 0.0 are computed and one kept, which is "
+                 f"what the cond is there to avoid.", mistake="M21",
+                 fix="let the cond do the picking: x * x in the function for x > 0, 0.0 in the "
+                     "other, no tf.where.", code="where_inside")
+    outside = op_types(obs, "computed_outside")
+    if SQUARE_OPS & op_types(obs, "outside_ops") or outside:
+        ctx.fail(f"{ctx.what} gives the right values through tf.cond, but x * x is computed "
+                 f"before the cond, outside its branches: it runs on every call, for a "
+                 f"negative x too, as with tf.where. A branch computes only what it returns.",
+                 mistake="M21", fix="compute x * x inside the function for x > 0, the "
+                                    "true_fn handed to tf.cond.", code="both_sides")
+    if obs["same_branches"]:
+        ctx.fail(f"{ctx.what} gives the right values through tf.cond, but its two branches do "
+                 f"the same work: whichever way x > 0 goes, the same ops run, so the cond "
+                 f"decides nothing and the squaring happens on every call.", mistake="M21",
+                 fix="x * x in the function for x > 0 only; the other returns 0.0.",
+                 code="same_branches")
 
 
 # --------------------------------------------------------------------------- grad_through
@@ -318,50 +407,88 @@ def _fahrenheit(c) -> np.ndarray:
     return np.asarray(c, np.float32) * 9 / 5 + 32
 
 
-RETRACED = ("{what} gives the right values but traced more than once for the inputs of "
-            "one case: each new Python float (or shape) made a new graph "
-            "(reduce_retracing=True does not help with Python numbers).")
-SIGNATURE_FIX = ("pass an input_signature, tf.function(fahrenheit, input_signature=["
-                 "tf.TensorSpec(shape=None, dtype=tf.float32)]), so every input becomes one "
-                 "float32 tensor and one graph serves all calls.")
+RETRACED = ("{what} gives the right values but traced more than once for the vectors of one "
+            "case: each new length (or shape) made a new graph, and reduce_retracing=True "
+            "only generalises after a retrace.")
+SIGNATURE_FIX = ("declare the input in an input_signature: one tf.TensorSpec of dtype float32 "
+                 "whose shape says a vector and leaves its length free.")
+ANY_SHAPE = ("{what} traces once, but its input_signature accepts any shape: a matrix or a "
+             "scalar is answered instead of refused, and the signature a client reads says "
+             "nothing about the rank. The design asks for a float32 vector of any length, and "
+             "only that.")
+REFUSED_INPUT = ("{what} raised TypeError: its input_signature refuses a float32 vector it "
+                 "must accept (a vector of another length, or a list of Python floats).",
+                 "a spec that binds every float32 vector, whatever its length.")
 
 
-@exercise("make_celsius_to_fahrenheit", module=MODULE, cases=[0.0, 100.0, -40.0],
-          idea="one graph serves every float input: a fresh function from "
-               "make_celsius_to_fahrenheit(), called on the case's input, on a Python value "
-               "of another value and on a tensor of another shape, traces exactly once (an "
-               "input_signature) and computes c * 9 / 5 + 32 for each.",
-          kernel_evidence="the trace count of the returned tf.function, and the op types of "
-                          "its graph (no Python function called from it)",
+@exercise("make_celsius_to_fahrenheit", module=MODULE, cases=[[0.0, 100.0, -40.0], [36.6]],
+          label=lambda case: f"input {case}",
+          idea="the input_signature is the design: a fresh function from "
+               "make_celsius_to_fahrenheit(), called on float32 vectors of several lengths and "
+               "a list of Python floats, traces exactly once and computes c * 9 / 5 + 32 for "
+               "each; its concrete function's signature is one float32 vector of any length, "
+               "so a matrix and a Python float are refused at the call.",
+          kernel_evidence="the trace count of the returned tf.function, whether it refused a "
+                          "matrix and a Python float, the input signature of its concrete "
+                          "function, and the op types of its graph (no Python function called "
+                          "from it)",
           findings={"not_tf_function": ("{what}: the function returned by "
                                         "make_celsius_to_fahrenheit() is not a tf.function.",
-                                        "return tf.function(fahrenheit, input_signature=[...]).")})
+                                        "return tf.function(fahrenheit, input_signature=[...])."),
+                    "refused_input": REFUSED_INPUT})
 def make_celsius_to_fahrenheit(case, obs, ctx):
-    """``obs``: ``results`` (of the four calls of :func:`celsius_inputs`), ``traces`` (the
-    function's trace count after them), ``op_types`` (of its graph). Reference: c * 9 / 5 + 32 in float32."""
+    """``obs``: ``results`` (of the five calls of :func:`celsius_inputs`; the list's None when
+    the vectors already traced more than once), ``traces`` (the function's trace count after
+    the four vectors), ``traces_after_list`` (after the list too), ``refused`` (for each of :func:`celsius_refusals`,
+    whether the call raised), ``signature`` (the specs of its concrete function's input
+    signature, ``{"shape", "dtype"}``, or None without one), ``op_types`` (of its graph).
+    Reference: c * 9 / 5 + 32 in float32, refused matrix and Python float."""
     inputs = celsius_inputs(case)
     got = values(obs, "results", len(inputs))
     for value, c in zip(got[:2], inputs[:2]):
         ctx.close(value, _fahrenheit(c), rtol=1e-5, atol=1e-4, check_dtype="float")
-    for value, c, probe in zip(got[2:], inputs[2:], ("another Python value",
-                                                     "a tensor of another shape")):
-        shown = f"{probe}, {np.asarray(c).tolist()}"
-        check_probe(ctx, value, _fahrenheit(c), got[0], _fahrenheit(inputs[0]), probe, shown,
-                    "return tf.function(fahrenheit, input_signature=[...]) with fahrenheit "
-                    "computing c * 9.0 / 5.0 + 32.0.", rtol=1e-5, atol=1e-4,
+    fix = "return fahrenheit as a tf.function: c * 9.0 / 5.0 + 32.0 computed from c."
+    for value, c, probe in zip(got[2:4], inputs[2:4], ("a longer vector",
+                                                       "a vector of one reading")):
+        check_probe(ctx, value, _fahrenheit(c), got[0], _fahrenheit(inputs[0]), probe,
+                    f"{probe}, {np.asarray(c).tolist()}", fix, rtol=1e-5, atol=1e-4,
                     check_dtype="float")
     refuse_py_function(ctx, obs, "compute c * 9.0 / 5.0 + 32.0 with TensorFlow ops in the "
                                  "function.")
     traces = count(obs, "traces")
     if traces > 1:
+        shown = (f" ({traces} traces for vectors of {len(inputs[0])}, {len(inputs[2])} and 1 "
+                 f"readings)" if ctx.reveal else "")
+        ctx.fail(RETRACED.format(what=ctx.what).rstrip(".") + f"{shown}.", mistake="M75",
+                 fix=SIGNATURE_FIX, code="retraced")
+    probe = "a list of Python floats"
+    check_probe(ctx, got[4], _fahrenheit(inputs[4]), got[0], _fahrenheit(inputs[0]), probe,
+                f"{probe}, {inputs[4]}", fix, rtol=1e-5, atol=1e-4, check_dtype="float")
+    if count(obs, "traces_after_list") > 1:
+        ctx.fail(f"{ctx.what} traced again for a list of Python floats: a Python value is "
+                 f"traced by value unless an input_signature converts it to a tensor.",
+                 mistake="M26", fix=SIGNATURE_FIX, code="retraced_list")
+    refused = values(obs, "refused", len(REFUSALS))
+    if not all(isinstance(r, bool) for r in refused):
+        raise ValueError("refused: not booleans")
+    signature = obs["signature"]
+    if signature is not None and (not isinstance(signature, list) or len(signature) > 8 or
+                                  not all(isinstance(s, dict) for s in signature)):
+        raise ValueError("signature of an unexpected form")
+    specs = signature or []
+    vector = (len(specs) == 1 and specs[0].get("dtype") == "float32"
+              and specs[0].get("shape") == [None])
+    if not vector or not all(refused):
         if ctx.reveal:
-            ctx.fail(f"{ctx.what} gave the right values but traced {traces} times for 3 inputs "
-                     f"(the case's, another Python value, a tensor of another shape): each new "
-                     f"Python float (or shape) made a new graph (reduce_retracing=True does "
-                     f"not help with Python numbers).", mistake="M26", fix=SIGNATURE_FIX,
-                     code="retraced")
-        ctx.fail(RETRACED.format(what=ctx.what), mistake="M26", fix=SIGNATURE_FIX,
-                 code="retraced")
+            answered = [name for name, r in zip(REFUSALS, refused) if not r]
+            shown = (f" (answered: {', '.join(answered)}; its signature: "
+                     f"{specs if signature is not None else 'none'})")
+        else:
+            shown = ""
+        ctx.fail(ANY_SHAPE.format(what=ctx.what).replace(" is answered instead of refused",
+                                                         f" is answered instead of refused"
+                                                         f"{shown}"),
+                 mistake="M74", fix=SIGNATURE_FIX, code="any_shape")
 
 
 # --------------------------------------------------------------------------- noisy_square

@@ -72,6 +72,21 @@ LOOP_DTYPE = ("{what} raised {type}: the `for` over a tensor is a tf.while_loop,
               "adds float32 values to it.",
               "start the loop variable with the dtype it keeps: `total = 0.0` (or "
               "tf.constant(0.0)).")
+#: M57 as hinge_total meets it: a Python range over scores.shape[0], None for unknown length.
+STATIC_LENGTH = ("{what}, traced for scores of unknown length, raised TypeError: the loop is a "
+                 "Python range over the static length (scores.shape[0] is None when the length "
+                 "is not known), so it runs while tracing, not in the graph.",
+                 "let the loop run in the graph: loop over the tensor itself (`for s in "
+                 "scores:`, which AutoGraph makes a tf.while_loop) or over "
+                 "tf.range(tf.size(scores)), or use no loop at all.")
+#: M09 as WarmupSchedule's draft meets it: Python asks the symbolic step for a truth value.
+PYTHON_BOOL = ("WarmupSchedule.next_lr raised OperatorNotAllowedInGraphError as a graph: "
+               "Python code that needs the step's value (min() or max() of a tensor, int() "
+               "compared in Python, bool()) asks a symbolic tensor for a truth value, which it "
+               "has only when running eagerly; the draft's rates were right eagerly only.",
+               "compute the rate from the step with ops of the graph (a comparison or a "
+               "minimum of tensors, or an `if` on the tensor itself, which AutoGraph makes a "
+               "tf.cond), the count cast to float32 for the arithmetic.")
 #: M13 as td_update meets it: tf.stop_gradient around the whole TD error (or the loss).
 TD_ALL_STOPPED = ("{what}: tape.gradient returned None for w: tf.stop_gradient holds the whole "
                   "TD error (or the loss) fixed, not only the target, so no gradient reaches w "
@@ -365,7 +380,7 @@ def run_eagerly(case, obs, ctx):
         if not (inner and all(v is True for v in inner)):
             ctx.fail(f"{ctx.what} runs fn's own Python body, but the tf.function fn calls "
                      f"still ran as a graph: calling fn.python_function makes only the "
-                     f"outer function eager.", mistake="M21",
+                     f"outer function eager.", mistake="M80",
                      fix="switch every tf.function to eager execution with "
                          "tf.config.run_functions_eagerly(True), and call fn itself.",
                      code="outer_only")
@@ -544,7 +559,7 @@ def warmup_rates(base_lr: float, warmup_steps: int, calls: int) -> np.ndarray:
                "ramp up then stay flat, with one trace and an assign op in the graph.",
           kernel_evidence="the trace count of next_lr, the op types of its graph and the "
                           "type of step",
-          findings={"not_tf_function": NOT_TF_FUNCTION})
+          findings={"not_tf_function": NOT_TF_FUNCTION, "python_bool": PYTHON_BOOL})
 def warmup_schedule(case, obs, ctx):
     """``obs``: ``instances``, two dicts (two fresh schedules, the same calls) with ``rates``
     (what next_lr returned), ``step_is_variable``, ``step`` (its value after the calls),
@@ -801,24 +816,75 @@ def _hinge_total(scores) -> np.float32:
     return np.float32(np.maximum(0.0, 1.0 - scores).sum())
 
 
+#: How many scores the long vector of hinge_total's check holds: longer than any loop unrolled
+#: to a fixed length would plausibly be.
+LONG_LENGTH = 600
+
+
+def long_scores() -> np.ndarray:
+    """The long vector every case of hinge_total is also checked on (both halves compute it):
+    LONG_LENGTH float32 scores in [-2, 2.5], four in every seven below 1 (a margin lost)."""
+    return ((np.arange(LONG_LENGTH) % 7) * 0.75 - 2.0).astype(np.float32)
+
+
+def grown_lengths(n: int) -> tuple:
+    """The two lengths hinge_total's graph is traced for, given a case's length ``n``: both
+    nonzero (an empty vector traces a graph of its own, a few nodes smaller, whatever the
+    loop), the second 16 longer."""
+    first = max(int(n), 1)
+    return first, first + 16
+
+
 @exercise("hinge_total", module=MODULE,
           cases=[[[0.5, 2.0, -1.0], [3.0, 4.0], [0.25]]],
           label=lambda c: f"input {c}",
-          idea="under AutoGraph an if on a tensor becomes a tf.cond and a for over a tensor a "
-               "tf.while_loop: a variable read after the if is set on both branches, and a "
-               "loop variable keeps one dtype, so one graph sums max(0, 1 - s) for scores of "
-               "any length.",
-          kernel_evidence="the op types of the graph traced for scores of any length",
+          idea="one graph sums max(0, 1 - s) for scores of any length, and its size does not "
+               "grow with the length: the loop runs in the graph (a for over the tensor, which "
+               "AutoGraph makes a tf.while_loop, with a variable read after a tensor if set on "
+               "both branches and a loop variable of one dtype) or there is no loop, never a "
+               "Python range over the static length, copied once per score while tracing.",
+          kernel_evidence="the op types of the graph traced for scores of any length, its "
+                          "value on a long vector (600 scores), and the node counts of the "
+                          "graphs traced for each vector's own length (1 for an empty one) "
+                          "and for a longer one",
           findings={"not_tf_function": NOT_TF_FUNCTION, "else_branch": ELSE_BRANCH,
-                    "loop_dtype": LOOP_DTYPE})
+                    "loop_dtype": LOOP_DTYPE, "static_length": STATIC_LENGTH})
 def hinge_total(case, obs, ctx):
     """``obs``: ``results`` (one per vector of the case), ``op_types`` (of the graph traced
-    for ``TensorSpec([None], float32)``). Reference: sum(max(0, 1 - s)), float32."""
+    for ``TensorSpec([None], float32)``), ``long`` (that graph's value on :func:`long_scores`),
+    ``nodes`` (per vector, ``[n, nodes of the graph traced for length m, nodes for length
+    m + 16]``, m and m + 16 :func:`grown_lengths`). Reference: sum(max(0, 1 - s)), float32;
+    the two node counts equal."""
     if len(case) > MAX_ITEMS:
         raise ValueError("case too large")
     for value, scores in zip(values(obs, "results", len(case)), case):
         ctx.close(value, _hinge_total(scores), ", hinge_total(scores)", rtol=1e-5, atol=1e-5,
                   check_dtype="float")
+    long_value, want = obs["long"], _hinge_total(long_scores())
+    if not matches(long_value, want, 1e-5, 1e-3):
+        shown = _shown(ctx, f" (got {long_value!r}, expected {want!r})")
+        ctx.fail(f"{ctx.what} gives the right values for the case, but not for a vector of "
+                 f"{LONG_LENGTH} scores{shown}: a loop written for a fixed number of scores "
+                 f"(a Python range over a fixed count, a padded copy) misses the scores beyond "
+                 f"it. One graph must sum every score, however many.",
+                 fix="let the loop run in the graph over every score: loop over the tensor "
+                     "itself (`for s in scores:`) or over tf.range(tf.size(scores)), or use no "
+                     "loop.", mistake="M77", code="fixed_length")
+    for item, scores in zip(values(obs, "nodes", len(case)), case):
+        n, short, longer = (count({"v": v}, "v") for v in values({"v": item}, "v", 3))
+        if n != np.asarray(scores).size:
+            raise ValueError("nodes: not for the case's own length")
+        if short != longer:
+            first, second = grown_lengths(n)
+            shown = _shown(ctx, f" ({short} nodes for {first} scores, {longer} for {second})")
+            ctx.fail(f"{ctx.what} gives the right values, but its graph grows with the number "
+                     f"of scores{shown}: a Python range over the static length (len(scores) or "
+                     f"scores.shape[0], a Python int while the length is known) runs while "
+                     f"tracing and copies the body once per score, a new, larger graph for "
+                     f"every length.", mistake="M57",
+                     fix="let the loop run in the graph: loop over the tensor itself (`for s "
+                         "in scores:`) or over tf.range(tf.size(scores)), or use no loop.",
+                     code="unrolled")
     _not_py_function(ctx, op_types(obs), "let AutoGraph turn the if and the for into graph "
                      "ops, with the variable set on both branches and total a float.")
 

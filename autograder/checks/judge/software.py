@@ -324,9 +324,14 @@ def _exact(got: np.ndarray, want: np.ndarray) -> bool:
 
 @exercise("graph_backward_tape", module=MODULE, cases=[{"seed": 6, "shape": [3, 4]}],
           label=_graph_label,
-          idea="tf.GradientTape records c = sum(x * y + z) on watched constants and computes "
-               "its gradients: grad_x, grad_y and grad_z are values that tape.gradient produced, "
-               "in a call whose target is c itself (a made-up target is no evidence).",
+          idea="find and fix the notebook's draft (exercise 1's forward pass on a tape: np.sum "
+               "makes c a NumPy value the tape never recorded, M14; the constants are never "
+               "watched, so every gradient is None, M01): tf.GradientTape records c = "
+               "sum(x * y + z) with TensorFlow ops on watched constants and computes its "
+               "gradients: grad_x, grad_y and grad_z are values that tape.gradient (or "
+               "jacobian) produced, in a call whose target is c itself (a made-up target is no "
+               "evidence; tf.gradients or a forward accumulator is correct, but not the tape "
+               "this exercise asks for, M46).",
           kernel_evidence="which values tape.gradient produced while graph_backward_tape ran "
                           "(for a tf.function, what its graph's outputs are computed from)",
           findings={
@@ -337,7 +342,9 @@ def _exact(got: np.ndarray, want: np.ndarray) -> bool:
           })
 def graph_backward_tape(case, obs, ctx):
     """``obs``: ``c``, ``grad_x``, ``grad_y``, ``grad_z``, ``from_tape`` (three bools: whether
-    tape.gradient produced each gradient). Reference: as graph_backward_numpy, in float32."""
+    tape.gradient produced each gradient), ``other_spellings`` (calls of tf.gradients or
+    ForwardAccumulator.jvp: right gradients from them are M46). Reference: as
+    graph_backward_numpy, in float32."""
     x, y, z = graph_inputs(case, np.float32)
     c = _scalar(ctx, obs["c"], ", c", " (the sum over every entry)")
     ctx.close(c, np.sum(x.astype(np.float64) * y + z), ", c", rtol=1e-5, atol=1e-5)
@@ -347,6 +354,14 @@ def graph_backward_tape(case, obs, ctx):
     from_tape = obs["from_tape"]
     by_formula = [name for i, name in enumerate(("grad_x", "grad_y", "grad_z"))
                   if from_tape[i] is not True]
+    if by_formula and obs.get("other_spellings"):
+        ctx.fail(f"{ctx.what} returns the right gradients, computed by another spelling of "
+                 f"automatic differentiation (tf.gradients or a forward accumulator): correct, "
+                 f"but this exercise asks for the tape, because what it teaches is what a "
+                 f"GradientTape records (watched sources, TensorFlow operations up to c).",
+                 fix="compute c inside the `with tf.GradientTape() as tape:` block, watching x, "
+                     "y and z, and return what `tape.gradient(c, [x, y, z])` gives.",
+                 mistake="M46", code="other_spelling")
     if by_formula:
         ctx.fail(f"{ctx.what} returns the right numbers, but no tape computed "
                  f"{_names(by_formula)}: the exercise is the tape, not the formulas (y, x, "

@@ -731,12 +731,20 @@ HESSIAN_FIX = ("compute `g = inner.gradient(y, x)` inside the outer tape's `with
                  ("rosenbrock", [0.5, 1.5])],
           label=lambda c: (f"input f = {c[0]}, x = {np.asarray(c[1], dtype=float).tolist()}"
                            if isinstance(c, (list, tuple)) else "input f (hidden)"),
-          idea="nested tapes: the outer tape records the inner tape's gradient g and its "
-               "jacobian (or one gradient per entry of g) is the Hessian: the matrix returned "
-               "is what those outer calls produced, for any f.",
+          idea="the row-by-row draft fixed: the outer tape records the inner tape's gradient "
+               "g and every entry of g it differentiates (an entry sliced after the outer block "
+               "is a tensor it never recorded: None, M05); its jacobian of g, or one gradient "
+               "per entry of g, is the Hessian: the matrix returned is what those outer calls "
+               "produced, for any f (finite differences or a formula fail).",
           kernel_evidence="which tape calls produced the returned matrix (whole or row by row), "
                           "and whether they differentiated a value another tape call produced",
-          findings={"inner_gradient_outside": (
+          findings={"target_outside": (
+              "{what} raised after an outer tape call returned None: what it differentiated "
+              "(an entry `grad[i]` sliced, or the gradient computed, after the outer block "
+              "closed) is a tensor the outer tape never recorded.",
+              "take the entries of the gradient inside the outer tape's `with` block, or "
+              "differentiate the gradient itself: `outer.jacobian(grad, x)`."),
+              "inner_gradient_outside": (
               "{what} returned None: the outer tape never recorded how the gradient depends on "
               "x (the inner gradient was computed after the outer block closed).",
               "compute `g = inner.gradient(y, x)` inside the outer tape's `with` block, then "

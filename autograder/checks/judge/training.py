@@ -409,19 +409,30 @@ def _fixed_order(ctx, what: str, stages: list, shuffled: bool) -> None:
 
 # ----------------------------------------------------------------------------- 2. build_model
 
+#: How many times wider build_model's outputs must spread for features 1000 times larger: a
+#: ReLU network's logits about 1000 (its biases start at 0), a squashed output under 11 (the
+#: untrained draft's softmax about 5-10, a sigmoid or tanh, rescaled, 2-5).
+GROWTH = 100.0
+
+
 @exercise("build_model", module=MODULE, cases=[5],
           label=lambda case: f"a batch of {case}",
-          idea="find and fix the notebook's draft (a hidden layer made once, outside the "
-               "factory, so every model shares it; a softmax output under a from_logits loss): "
-               "a new, untrained Keras model maps 64 features to 10 logits (no softmax) with "
-               "trainable weights of its own, ready for the custom loop: not compile()d, "
-               "because no Keras fit() will train it.",
+          idea="find and fix the notebook's draft from what its experiments show (a hidden "
+               "layer made once, outside the factory, so changing one model changes another, "
+               "M32; a softmax output, which Keras' from_logits=True loss rescues with a "
+               "warning while tf.nn's loss, given the same outputs, applies a second softmax "
+               "and charges right, certain outputs 1.46, M85): a new, untrained Keras model "
+               "maps 64 features to 10 logits that depend on the features and grow with them "
+               "(no softmax, sigmoid or other squashing, however rescaled: checked on features "
+               "1000 times larger) with trainable weights of its own, ready for the custom "
+               "loop: not compile()d, because no Keras fit() will train it.",
           kernel_evidence="whether the returned model was compiled, and whether two calls gave "
                           "models sharing weights",
           findings={"not_model": ("build_model should return a tf.keras.Model.",
                                   "return the tf.keras.Sequential (or tf.keras.Model) you build.")})
 def build_model(case, obs, ctx):
-    """``obs``: ``output`` (the first model called on a batch of ``case`` examples),
+    """``obs``: ``output`` (the first model called on a batch of ``case`` examples), ``probe``
+    and ``probe_big`` (its outputs for 8 other examples, and for them times 1000),
     ``trainable`` (its number of trainable variables), ``shared`` (the two models are one, or
     share a variable), ``compiled`` (compile() was called on one of them)."""
     batch = int(case)
@@ -438,13 +449,49 @@ def build_model(case, obs, ctx):
         got = f", got {out.dtype}" if ctx.reveal else ""
         ctx.fail(f"{where} should be float32{got}.")
     if np.all(out >= 0) and np.allclose(out.sum(axis=1), 1.0, atol=1e-4):
-        ctx.fail(f"the model's outputs for {ctx.label} are probabilities (rows sum to 1): remove "
-                 "the softmax from the last layer; the loss applies it (from_logits=True).")
+        ctx.fail(f"the model's outputs for {ctx.label} are probabilities (rows sum to 1), but "
+                 "what takes them takes logits: tf.nn's losses, a metric from log_softmax, any "
+                 "op between the model and SparseCategoricalCrossentropy(from_logits=True), a "
+                 "caller of the exported model all apply a second softmax, and even right, "
+                 f"certain outputs then cost {'1.46' if ctx.reveal else 'far more'} instead of "
+                 "0 (Keras' loss recovers the logits only from the softmax layer's own output, "
+                 "with a warning).", mistake="M85", code="probabilities",
+                 fix="remove the softmax from the last layer (Dense(10) with no activation): "
+                     "the model gives logits, the loss turns them into probabilities.")
+    small, big = obs.get("probe"), obs.get("probe_big")
+    for got in (small, big):
+        if not isinstance(got, np.ndarray) or got.ndim != 2 or got.shape[1] != NUM_CLASSES:
+            ctx.fail(f"the model's outputs for other examples should hold {NUM_CLASSES} logits "
+                     "per example.", code="probe_shape")
+    small, big = small.astype(np.float64), big.astype(np.float64)
+    # Spread: the widest range of one output over the probe's examples.
+    spread = float(np.max(np.ptp(small, axis=0))) if np.all(np.isfinite(small)) else np.inf
+    if spread <= 1e-6 * max(1.0, float(np.max(np.abs(small)))):
+        ctx.fail("the model gives the same outputs whatever examples it is given: they do not "
+                 "depend on the features (a layer that multiplies them by 0, or outputs made "
+                 "of a bias alone), so nothing it learns can tell one digit from another.",
+                 mistake="M21", code="ignores_input",
+                 fix="let the features flow through the layers: Dense(64, activation='relu') "
+                     "on the input, then Dense(10).")
+    spread_big = (float(np.max(np.ptp(big, axis=0))) if np.all(np.isfinite(big)) else np.inf)
+    if np.isfinite(spread) and spread_big < GROWTH * spread:  # inf: not bounded, not squashed
+        ctx.fail("the model's outputs hardly spread wider for features 1000 times larger "
+                 f"(a ReLU network's logits spread 1000 times wider; "
+                 f"{f'these {spread_big / spread:.3g} times' if ctx.reveal else 'these far less'}"
+                 "): its last layer squashes them into bounds (a softmax, sigmoid or tanh, "
+                 "rescaled or not), and what takes them as logits then applies a softmax to "
+                 "squashed values, which cannot come near a right, certain answer.",
+                 mistake="M85", code="squashed",
+                 fix="end the model with Dense(10) and no activation: its outputs are logits, "
+                     "any real numbers.")
     if not obs["trainable"]:
         ctx.fail("the model has no trainable weights.")
     if obs["shared"] is not False:
-        ctx.fail("build_model returned the same model (or shared weights) twice: create the "
-                 "layers inside build_model, so each call gives a fresh model.")
+        ctx.fail("build_model returned the same model (or shared weights) twice: a layer made "
+                 "once, outside the factory, is in every model it builds, so training one "
+                 "model changes the next.", mistake="M32", code="shared",
+                 fix="create every layer inside build_model, so each call gives a fresh model "
+                     "with weights of its own.")
     if obs["compiled"] is not False:
         ctx.fail("build_model returns a model of the right shape, but a compile()d one: compile() "
                  "prepares Keras' own fit(), which this notebook replaces with "
@@ -936,9 +983,11 @@ def final_model(case, obs, ctx, threshold=0.90):
     if accuracy < threshold:
         ctx.fail(f"the model's accuracy on {where} is "
                  f"{f'{accuracy:.3f}, ' if ctx.reveal else ''}below the required "
-                 f"{threshold:.2f}.",
-                 fix="check that the loss fell during training (plot the history), then train "
-                     "for more epochs or with another learning rate.")
+                 f"{threshold:.2f}.", mistake="M86", code="low_accuracy",
+                 fix="read the training curves of train_final_model: a validation loss still "
+                     "falling at the last epoch wants more epochs (within the budget); one that "
+                     "stalls or jumps wants another learning rate. Choose by the validation "
+                     "accuracy, never the test set.")
     shapes, build_shapes = obs["shapes"], obs["build_shapes"]
     if not isinstance(shapes, list) or not shapes:
         ctx.fail(f"{ctx.what}: the model has no trainable weights, so it was never trained by "

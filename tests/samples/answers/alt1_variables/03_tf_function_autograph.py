@@ -1,7 +1,8 @@
 # based on: solutions
 # alt1_variables: correct answers written differently from the solution (the exception class
-# itself, sums and separate lines for predictions, lambdas in tf.cond, the numerically stable
-# log-cosh, a decorator with input_signature, assign); full marks expected.
+# itself, sums and separate lines for predictions, lambdas in tf.cond with a zero made from x,
+# the numerically stable log-cosh, a decorator with a vector input_signature, assign); full
+# marks expected.
 
 # %% predict_if_error
 predicted_if_error = tf.errors.OperatorNotAllowedInGraphError
@@ -9,7 +10,7 @@ predicted_if_error = tf.errors.OperatorNotAllowedInGraphError
 # %% square_if_positive
 @tf.function(autograph=False)
 def square_if_positive(x):
-    return tf.cond(x > 0, lambda: tf.square(x), lambda: x)
+    return tf.cond(x > 0, lambda: tf.square(x), lambda: tf.zeros_like(x))
 
 # %% log_cosh
 @tf.function
@@ -22,7 +23,7 @@ predicted_draft_traces = 2 + 1 + 1  # two Python floats, a scalar tensor, a rela
 
 # %% make_celsius_to_fahrenheit
 def make_celsius_to_fahrenheit():
-    @tf.function(input_signature=[tf.TensorSpec(shape=None, dtype=tf.float32)])
+    @tf.function(input_signature=[tf.TensorSpec(shape=(None,), dtype=tf.float32)])
     def to_fahrenheit(c):
         return c * 1.8 + 32.0
 

@@ -41,17 +41,15 @@ def product_grads(a, b):
 
 # %% hessian
 def hessian(f, x):
-    n = x.shape[0]
     with tf.GradientTape(persistent=True) as outer:
         outer.watch(x)
         with tf.GradientTape() as inner:
             inner.watch(x)
             y = f(x)
-        grad = inner.gradient(y, x)
-        entries = [grad[i] for i in range(n)]
-    rows = [outer.gradient(entry, x) for entry in entries]
+        entries = tf.unstack(inner.gradient(y, x))
+    hessian_rows = [outer.gradient(entry, x) for entry in entries]
     del outer
-    return tf.stack(rows)
+    return tf.stack(hessian_rows)
 
 # %% hvp
 predicted_hessian_mb, predicted_hvp_mb = 1000 * 1000 * 4 / 1e6, 1000 * 4 / 1e6

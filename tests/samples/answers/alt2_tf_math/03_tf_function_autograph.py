@@ -1,7 +1,8 @@
 # based on: solutions
 # alt2_tf_math: correct answers written differently from the solution (a dotted class name and
-# the base class's name as predictions, named tf.cond arguments, cosh from exponentials, tf.math
-# ops, a signature tuple, assign_add's return value); full marks expected.
+# the base class's name as predictions, named tf.cond arguments and a float32 constant, cosh in
+# float64, tf.math ops, a signature tuple of a TensorShape, assign_add's return value); full
+# marks expected.
 
 # %% predict_if_error
 predicted_if_error = "tf.errors.OperatorNotAllowedInGraphError"
@@ -10,7 +11,7 @@ predicted_if_error = "tf.errors.OperatorNotAllowedInGraphError"
 @tf.function(autograph=False)
 def square_if_positive(x):
     return tf.cond(pred=tf.math.greater(x, 0.0), true_fn=lambda: x * x,
-                   false_fn=lambda: tf.identity(x))
+                   false_fn=lambda: tf.constant(0.0))
 
 # %% log_cosh
 @tf.function
@@ -24,7 +25,8 @@ predicted_draft_traces = int("4")
 # %% make_celsius_to_fahrenheit
 def make_celsius_to_fahrenheit():
     return tf.function(lambda c: tf.math.add(tf.math.multiply(c, 9.0 / 5.0), 32.0),
-                       input_signature=(tf.TensorSpec(shape=None, dtype=tf.float32),),
+                       input_signature=(tf.TensorSpec(shape=tf.TensorShape([None]),
+                                                     dtype=tf.float32),),
                        reduce_retracing=True)
 
 # %% predict_prints

@@ -1,17 +1,16 @@
 # based on: ada_full
 # p06_shape_dtype_slips: the answers below replace ada_full's; every other answer cell is ada_full's.
-# Both drafts handed in as they were: the word set on two of the three paths (M36), the history
-# grown as a plain loop variable (M37).
+# Both drafts handed in as they were: the rules table returning from its Python loop (M76),
+# the history grown as a plain loop variable (M37).
 
 # %% classify
 @tf.function
 def classify(x):
     """The sign of x as a word."""
-    if x > 0:
-        word = "positive"
-    elif x < 0:
-        word = "negative"
-    return word
+    for word, holds in RULES:  # the first rule that holds gives the word
+        if holds(x):
+            return word
+    return "zero"
 
 # %% tanh_loop
 @tf.function

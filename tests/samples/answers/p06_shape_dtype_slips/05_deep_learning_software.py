@@ -18,3 +18,13 @@ def two_layer_numpy(x, y, w1, w2):
     grad_h[h_pre < 0] = 0
     grad_w1 = x.T @ grad_h
     return loss, grad_w1, grad_w2
+
+# %% graph_backward_tape
+def graph_backward_tape(x, y, z):
+    with tf.GradientTape() as tape:
+        tape.watch([x, y, z])
+        a = x * y
+        b = a + z
+        c = np.sum(b)
+    grad_x, grad_y, grad_z = tape.gradient(c, [x, y, z])
+    return c, grad_x, grad_y, grad_z
