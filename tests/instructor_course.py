@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import io
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import nbformat
@@ -55,14 +57,36 @@ def answered(notebook: Path, answers: dict[str, str]) -> nbformat.NotebookNode:
     return nb
 
 
-def course_grade(submitted: Path, out: Path, course: Path, *extra: str, feedback: bool = False):
-    """Run `course grade` (the command, in a fresh interpreter); returns the process, the rows of
-    ``scores_by_exercise.csv`` by (folder, grade_id) and of ``grades.csv`` by (folder,
-    assignment)."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
-         "--course-root", str(course), "--workers", str(grading_workers(1)),
-         *([] if feedback else ["--no-feedback"]), *extra], capture_output=True, text=True, timeout=1200)
+def run_command(argv: list[str]) -> subprocess.CompletedProcess:
+    """``course <argv>`` as ``python -m autograder.cli <argv>`` runs it (``sys.exit(main())``),
+    but in this interpreter: no second import of nbgrader and the grading code (seconds a run).
+    Returns what a finished process gives: the exit code ``main`` returned (or raised, as
+    SystemExit) and what the command printed to sys.stdout and sys.stderr. What the cluster's
+    worker processes write to their own stderr is not in it: a test that reads the whole run's
+    stderr (a traceback from anywhere in it) runs the command in a fresh interpreter."""
+    from autograder.cli import main
+
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with redirect_stdout(stdout), redirect_stderr(stderr):
+        try:
+            code = main(argv)
+        except SystemExit as stop:
+            code = 0 if stop.code is None else stop.code if isinstance(stop.code, int) else 1
+    return subprocess.CompletedProcess(["course", *argv], code, stdout.getvalue(), stderr.getvalue())
+
+
+def course_grade(submitted: Path, out: Path, course: Path, *extra: str, feedback: bool = False,
+                 fresh_interpreter: bool = False):
+    """Run `course grade` (the command: :func:`run_command`, or with ``fresh_interpreter`` a
+    process of its own); returns the process, the rows of ``scores_by_exercise.csv`` by (folder,
+    grade_id) and of ``grades.csv`` by (folder, assignment)."""
+    argv = ["grade", str(submitted), "--out", str(out), "--course-root", str(course),
+            "--workers", str(grading_workers(1)), *([] if feedback else ["--no-feedback"]), *extra]
+    if fresh_interpreter:
+        proc = subprocess.run([sys.executable, "-m", "autograder.cli", *argv], capture_output=True,
+                              text=True, timeout=1200)
+    else:
+        proc = run_command(argv)
     with open(out / "scores_by_exercise.csv", newline="") as handle:
         cells = {(r["folder"], r["grade_id"]): r for r in csv.DictReader(handle)}
     with open(out / "grades.csv", newline="") as handle:

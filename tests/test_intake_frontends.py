@@ -5,16 +5,15 @@ reported with what was wrong, unlocked test cells included; no note for metadata
 nbgrader versions write differently; nbgrader's markers in a student's text made inert, so that
 student gets feedback.
 
-The graded tests share one real `course grade` run (real kernels, real nbgrader) of assignment 01
-in a copy of the course whose test cells test_square_grad and test_sum_squared_grad are marked
-unlocked (nbgrader still restores them: they are graded cells) and which has a task cell, and one
-run that only refuses (no kernel starts). 01's cells: set-up; four exercises, each an answer cell,
-a locked check cell and a graded test cell (2, 2, 3, 3 points); prose and demonstrations between.
+The graded tests share one real `course grade` run (the command in the test's interpreter, real
+kernels, real nbgrader) of assignment 01 in a copy of the course whose test cells test_square_grad
+and test_sum_squared_grad are marked unlocked (nbgrader still restores them: they are graded
+cells) and which has a task cell, and one run that only refuses (no kernel starts). 01's cells:
+set-up; four exercises, each an answer cell, a locked check cell and a graded test cell (2, 2, 3, 3
+points); prose and demonstrations between.
 """
 import copy
 import csv
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -28,6 +27,7 @@ from autograder.grading.run.pipeline import grade_class
 from tests import mutate
 from tests.test_grading_samples import _hashes
 from tests.conftest import grading_workers
+from tests.instructor_course import run_command
 
 ROOT = Path(__file__).resolve().parents[1]
 A = "01_gradient_tape"
@@ -125,10 +125,9 @@ def graded(course, tmp_path_factory):
     })
     before = _hashes(submitted)
     out = tmp_path_factory.mktemp("out")
-    proc = subprocess.run(
-        [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
-         "--course-root", str(course), "--workers", str(grading_workers()), "--assignment", A],
-        capture_output=True, text=True, timeout=1800)
+    # The command in this interpreter (tests/instructor_course.py): its exit code and printout.
+    proc = run_command(["grade", str(submitted), "--out", str(out), "--course-root", str(course),
+                        "--workers", str(grading_workers()), "--assignment", A])
     with open(out / "scores_by_exercise.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     by: dict[str, dict] = {}

@@ -81,8 +81,9 @@ def test_late_submission_loses_exactly_the_plugins_penalty(graded, capsys):
 def test_a_new_late_penalty_grades_again_only_the_late_submission(graded):
     submitted, out = graded
     # The due date is the gradebook's now: no --due this time.
-    run = grade_class(submitted, out, assignment_ids=[ASSIGNMENT], workers=grading_workers(), progress=False,
-                      feedback=False, late_penalty="zero")
+    # One notebook to grade (the other is reused): one worker, one warm-kernel template.
+    run = grade_class(submitted, out, assignment_ids=[ASSIGNMENT], workers=grading_workers(1),
+                      progress=False, feedback=False, late_penalty="zero")
     assert (run.graded_now, run.reused) == (1, 1)
     by_student = {g.student_id: g for g in run.grades}
     late, on_time = by_student[LATE], by_student[ON_TIME]

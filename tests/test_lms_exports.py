@@ -9,6 +9,7 @@ files score each as ``grades.csv`` does, empty only for "not submitted" and "gra
 """
 import csv
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,11 +36,35 @@ GRADES = {(A1, "ada"): {"q1": (4, None), "q2": (None, 5)},            # 9
 LATE = (A1, "ben", 1.5)  # the late submission and its penalty
 
 
-@pytest.fixture()
-def gradebook_url(tmp_path, monkeypatch):
+def _scripts_on_path(monkeypatch) -> None:
     # nbgrader makes a new gradebook with the `alembic` command of this Python's scripts folder.
     monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+
+
+@pytest.fixture(scope="module")
+def gradebook_file(tmp_path_factory) -> Path:
+    """The gradebook of the module's docstring, made once for the module (nbgrader's migrations
+    take seconds a gradebook); read only: each test gets a copy of it from :func:`gradebook_url`."""
+    path = tmp_path_factory.mktemp("gradebook") / "gradebook.db"
+    url = f"sqlite:///{path}"
+    with pytest.MonkeyPatch.context() as patch:
+        _scripts_on_path(patch)
+        _fill(url)
+    return path
+
+
+@pytest.fixture()
+def gradebook_url(gradebook_file, tmp_path, monkeypatch):
+    """A copy of :func:`gradebook_file` of this test's own, as a URL: every test starts from the
+    same gradebook, and what one writes (test_lms_files_score_every_status_as_grades_csv_does
+    adds students) no other sees."""
+    _scripts_on_path(monkeypatch)
+    shutil.copyfile(gradebook_file, tmp_path / "gradebook.db")
+    return f"sqlite:///{tmp_path / 'gradebook.db'}"
+
+
+def _fill(url: str) -> None:
+    """Make the gradebook at ``url``: CELLS, the three students, GRADES and the late penalty."""
     with Gradebook(url, COURSE) as gb:
         gb.add_assignment(A1, duedate="2025-03-03 12:00:00")
         gb.add_assignment(A2, duedate="2025-03-10 12:00:00")
@@ -67,7 +92,6 @@ def gradebook_url(tmp_path, monkeypatch):
         gb.db.commit()
         late = gb.find_submission(*LATE[:2])
         assert (late.score, late.late_submission_penalty, late.total_seconds_late > 0) == (4.5, 1.5, True)
-    return url
 
 
 def _read(path: Path) -> list[list[str]]:

@@ -1,15 +1,13 @@
 """Any student folder name is graded, cells graded by hand are shown as such, and the reports add
 up (issue 21): the id mapping (autograder/grading/intake/student_ids.py) on its own, then a tiny
 course (tests/robustness's, with a markdown answer cell and a task cell graded by hand) graded
-three times by the real `course grade` command (real kernels, real nbgrader): a first run; a
-second, `--force`, after a person gave manual scores through nbgrader's Gradebook as the
-formgrader does; a third with nothing changed."""
+three times by the real `course grade` command (autograder.cli.main, in the test's interpreter;
+real kernels, real nbgrader): a first run; a second, `--force`, after a person gave manual scores
+through nbgrader's Gradebook as the formgrader does; a third with nothing changed."""
 import csv
 import hashlib
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -20,6 +18,7 @@ from autograder.grading.distribute.release import release
 from autograder.grading.intake.student_ids import StudentIdsError, assign_ids, read_ids
 from autograder.grading.intake.submissions import student_id_problem
 from tests.conftest import grading_workers
+from tests.instructor_course import run_command
 
 ROBUST = Path(__file__).resolve().parent / "robustness"
 ASSIGNMENT = "robust"
@@ -148,11 +147,11 @@ def _submission(released: Path, explain: str | None) -> nbformat.NotebookNode:
     return nb
 
 
-def _course_grade(submitted: Path, out: Path, course: Path, *extra: str):
-    proc = subprocess.run(
-        [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
-         "--course-root", str(course), "--workers", str(grading_workers()), "--no-feedback", *extra],
-        capture_output=True, text=True, timeout=1200)
+def _course_grade(submitted: Path, out: Path, course: Path, *extra: str, workers: int = 2):
+    """`course grade` (autograder.cli.main, in this interpreter: tests/instructor_course.py's
+    run_command): its exit code, what it printed, and the files it wrote."""
+    proc = run_command(["grade", str(submitted), "--out", str(out), "--course-root", str(course),
+                        "--workers", str(grading_workers(workers)), "--no-feedback", *extra])
     with open(out / "scores_by_exercise.csv", newline="") as handle:
         cells = {(r["folder"], r["grade_id"]): r for r in csv.DictReader(handle)}
     with open(out / "grades.csv", newline="") as handle:
@@ -338,7 +337,8 @@ def test_a_folder_that_reads_like_a_classmates_shows_its_safe_id_everywhere(firs
 
 def test_a_run_with_nothing_changed_keeps_ids_and_manual_scores_and_counts_unchanged(first, second):
     course, _, submitted, out, _ = first
-    proc, cells, rows, _, ids = _course_grade(submitted, out, course)
+    # Nothing to grade: one worker is enough (a second would start for nothing).
+    proc, cells, rows, _, ids = _course_grade(submitted, out, course, workers=1)
     assert _last_line(proc) == "10 notebooks (0 graded now, 7 unchanged since the last run, " \
         "1 not submitted, 2 unreadable); 6 of the graded need manual grading", proc.stdout
     assert ids == second[2][4]

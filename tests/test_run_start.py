@@ -1,8 +1,8 @@
 """What a grading run does before its first job, made cheaper (issue 30) without changing what it
 makes: a new gradebook gets nbgrader's migration head from this process instead of an ``alembic
 heads`` subprocess, and is the database nbgrader itself makes; the Dask cluster starts in the
-background, its workers with the grading code imported, and a failed start is raised where the
-client is asked for, not hung on."""
+background once the run's arguments hold (a refused run starts none), its workers with the
+grading code imported, and a failed start is raised where the client is asked for, not hung on."""
 from __future__ import annotations
 
 import hashlib
@@ -66,6 +66,17 @@ def test_the_cluster_starts_in_the_background_with_the_grading_code_imported():
     assert list(imported.values()) == [True]
     with pytest.raises(ClosedClientError):  # closed on leaving
         cluster.client().submit(sum, [1]).result(timeout=30)
+
+
+def test_a_run_refused_for_its_arguments_starts_no_cluster(tmp_path):
+    from autograder.grading.run.pipeline import ClassGrading
+
+    (tmp_path / "class").mkdir()
+    with ClusterStart(1) as cluster:
+        with pytest.raises(ValueError, match="unknown assignment 07_nope"):
+            ClassGrading(tmp_path / "class", tmp_path / "out", assignment_ids=["07_nope"],
+                         cluster=cluster)
+    assert not cluster.started
 
 
 def test_a_cluster_that_cannot_start_raises_where_the_client_is_asked_for():

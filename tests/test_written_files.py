@@ -177,7 +177,8 @@ def attacked(tmp_path_factory):
         (submitted / student / A).mkdir(parents=True)
         nbformat.write(answered(notebook, {"answer": answer}), submitted / student / A / f"{A}.ipynb")
     out = tmp_path_factory.mktemp("out")
-    proc, cells, _ = course_grade(submitted, out, course, feedback=True)
+    # A process of its own: the first test reads the whole run's stderr (its workers' too).
+    proc, cells, _ = course_grade(submitted, out, course, feedback=True, fresh_interpreter=True)
     return proc, cells, out
 
 

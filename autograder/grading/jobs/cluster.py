@@ -72,11 +72,12 @@ WORKER_PRELOAD = ["autograder.grading.jobs.worker"]
 
 
 class ClusterStart:
-    """The client of :func:`dask_client`, started in a background thread as this context is
-    entered, so that the cluster's workers start and import the grading code while this process
-    releases the assignments and stages the submissions (issue 30). :meth:`client` waits for it
-    (and raises what starting it raised); leaving the context closes the cluster. The thread
-    enters and leaves :func:`dask_client` itself: a ``Client`` must be closed where it was made."""
+    """The client of :func:`dask_client`, started in a background thread by :meth:`start`, so
+    that the cluster's workers start and import the grading code while this process releases the
+    assignments and stages the submissions (issue 30). :meth:`client` waits for it (starting it
+    first if need be, and raising what starting it raised); leaving the context closes the
+    cluster, if it was started. The thread enters and leaves :func:`dask_client` itself: a
+    ``Client`` must be closed where it was made."""
 
     def __init__(self, workers: int, scheduler: str | None = None):
         self.workers, self.scheduler = workers, scheduler
@@ -85,9 +86,14 @@ class ClusterStart:
         self._closing_error: BaseException | None = None
 
     def __enter__(self) -> "ClusterStart":
-        self._thread = threading.Thread(target=self._hold, name="cluster-start", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
         return self
+
+    def start(self) -> None:
+        """Start the cluster in the background (once; later calls do nothing)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._hold, name="cluster-start", daemon=True)
+            self._thread.start()
 
     def _hold(self) -> None:
         try:
@@ -100,12 +106,20 @@ class ClusterStart:
             else:
                 self._closing_error = error
 
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` was called."""
+        return self._thread is not None
+
     def client(self):
         """The ``distributed.Client``, once the cluster is up."""
+        self.start()
         return self._client.result()
 
     def __exit__(self, exc_type, *exc) -> None:
         self._leave.set()
+        if self._thread is None:
+            return
         self._thread.join()
         if self._closing_error is not None and exc_type is None:
             raise self._closing_error

@@ -105,14 +105,14 @@ def grade_class(submitted_dir: Path, out: Path, *, assignment_ids: list[str] | N
             unreadable or was changed unsafely.
         SandboxUnavailable: ``sandbox`` is set and no sandbox can start on this host.
     """
-    with ClusterStart(workers or default_workers(), scheduler) as cluster:  # starts meanwhile
+    with ClusterStart(workers or default_workers(), scheduler) as cluster:
         run = ClassGrading(Path(submitted_dir), Path(out), root=root, assignment_ids=assignment_ids,
                            db_url=db_url, cell_timeout_s=cell_timeout_s,
                            memory_limit_mb=memory_limit_mb, sandbox=sandbox, run_demos=run_demos,
                            similarity_reference=similarity_reference, due=due,
-                           late_penalty=late_penalty)
+                           late_penalty=late_penalty, cluster=cluster)
         run.stage(force=force)
-        run.execute(0, progress=progress, cluster=cluster)
+        run.execute(0, progress=progress)
     return run.report(feedback=feedback)
 
 
@@ -138,16 +138,16 @@ class ClassGrading:
     Each submission's failure at any step is recorded against it (``"<step>: <reason>"``) and the
     run goes on. Staged copies and executed notebooks live in a folder private to the run, so two
     runs on one output folder never touch each other's files; only the gradebook is shared, under
-    a lock. The constructor releases the assignments into the gradebook (nbgrader
-    ``generate_assignment``) and raises what :func:`grade_class` documents.
-    """
+    a lock. The constructor starts ``cluster`` once the arguments hold, releases the assignments
+    into the gradebook (nbgrader ``generate_assignment``) and raises what :func:`grade_class` says."""
 
     def __init__(self, submitted_dir: Path, out: Path, *, root: Path = REPO_ROOT,
                  assignment_ids: list[str] | None = None, db_url: str | None = None,
                  cell_timeout_s: int = CELL_TIMEOUT_S,
                  memory_limit_mb: int | None = DEFAULT_MEMORY_LIMIT_MB, sandbox: bool = True,
                  run_demos: bool = False, similarity_reference: Path | None = None,
-                 due: dict[str, datetime] | None = None, late_penalty: str | None = None):
+                 due: dict[str, datetime] | None = None, late_penalty: str | None = None,
+                 cluster: ClusterStart | None = None):
         # nbgrader's gradebook code trips SQLAlchemy's autoflush warnings; they are not news.
         warnings.filterwarnings("ignore", category=SAWarning)
         if memory_limit_problem(memory_limit_mb):
@@ -162,10 +162,11 @@ class ClassGrading:
             raise ValueError(f"unknown assignment {', '.join(unknown)}: the course has "
                              f"{', '.join(self.known)} (the folders of {root / SOURCE_DIR})")
         self.ids = assignment_ids or self.known
-        if sandbox:
-            problem = sandbox_problem()
-            if problem:
-                raise SandboxUnavailable(problem)
+        if sandbox and (problem := sandbox_problem()):
+            raise SandboxUnavailable(problem)
+        self.cluster = cluster  # the arguments hold: its workers start during the release below
+        if cluster:
+            cluster.start()
         self.cell_timeout_s, self.sandbox = cell_timeout_s, sandbox
         self.similarity_reference = similarity_reference
         self.similarity_lines: list[str] = []  # for summary.txt
@@ -241,10 +242,9 @@ class ClassGrading:
                     show_in_view(view, sub.student_id, sub.assignment_id,
                                  staged if sub.key in self.fingerprints else None)
 
-    def execute(self, workers: int, scheduler: str | None = None, progress: bool = True,
-                cluster: ClusterStart | None = None) -> None:
-        """Grade every submission to grade as a :class:`~.jobs.job.Job` on Dask (:mod:`.jobs.cluster`:
-        ``cluster`` if given), recording each result into the gradebook as soon as it comes back."""
+    def execute(self, workers: int, scheduler: str | None = None, progress: bool = True) -> None:
+        """Grade every submission to grade as a :class:`~.jobs.job.Job` on Dask (:mod:`.jobs.cluster`;
+        the constructor's ``cluster`` if given), recording each result as soon as it comes back."""
         gradebook = self.template_db.read_bytes()
         sources = {a: source_files(self.layout.release / a) for a in self.ids}  # data files
         jobs = [Job(sub.student_id, sub.assignment_id,
@@ -254,7 +254,7 @@ class ClassGrading:
                     self.demo_sha256, source_files=sources[sub.assignment_id])
                 for sub in self.todo.values()]
         run_jobs(jobs, workers, scheduler=scheduler, on_done=self._record, progress=progress,
-                 cluster=cluster)
+                 cluster=self.cluster)
 
     def _record(self, result: JobResult) -> None:
         # Runs in this process as each job ends: an interrupted run keeps what it recorded; a
