@@ -370,6 +370,44 @@ def test_celsius_to_fahrenheit_rejects_plain_python_function():
                "not a tf.function")
 
 
+def test_celsius_to_fahrenheit_rejects_an_object_posing_as_a_tf_function():
+    # Issue 28: a subclass of PolymorphicFunction that reports one trace and a vector signature
+    # of a real function's, while a plain tf.function (one trace per length) does the work.
+    class Posing(tf.types.experimental.PolymorphicFunction):
+        def __init__(self):
+            self.inner = tf.function(fahrenheit)
+            self.shown = tf.function(fahrenheit, input_signature=VECTOR)
+
+        def __call__(self, c):
+            if not isinstance(c, tf.Tensor) or c.shape.rank != 1 or c.dtype != tf.float32:
+                raise TypeError("refused")
+            return self.inner(c)
+
+        def experimental_get_tracing_count(self):
+            return 1
+
+        function_type = None
+
+        @property
+        def input_signature(self):
+            return self.shown.input_signature
+
+        def get_concrete_function(self, *args, **kwargs):
+            return self.shown.get_concrete_function(*args, **kwargs)
+
+    error = fails_with(checks.check_make_celsius_to_fahrenheit, Posing, "M87",
+                       "not the Function that tf.function makes")
+    assert error.code == "posing_function"
+
+
+def test_celsius_to_fahrenheit_names_a_concrete_function():
+    # Issue 28: one graph from get_concrete_function is not the tf.function the design asks.
+    concrete = tf.function(fahrenheit, input_signature=VECTOR).get_concrete_function()
+    error = fails_with(checks.check_make_celsius_to_fahrenheit, lambda: concrete, "M21",
+                       "ConcreteFunction", "return the tf.function itself")
+    assert error.code == "concrete_function"
+
+
 # ------------------------------------------------------------------ grad_through
 
 def grad_through(f, x):

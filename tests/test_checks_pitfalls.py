@@ -773,6 +773,52 @@ def test_warmup_schedule_rejects_the_right_rates_without_the_graph_counter():
     assert error.code == "shared"
 
 
+class PosingFunction(tf.types.experimental.PolymorphicFunction):
+    """Issue 28: an object that answers isinstance for a tf.function and reports one trace and
+    the graph of a real one, while its rates come from Python."""
+
+    def __init__(self, python, graph):
+        self.python, self.graph = python, graph
+
+    def __call__(self, *args, **kwargs):
+        return self.python(*args, **kwargs)
+
+    def experimental_get_tracing_count(self):
+        return 1
+
+    function_type = None
+
+    def get_concrete_function(self, *args, **kwargs):
+        return self.graph.get_concrete_function(*args, **kwargs)
+
+
+class WarmupSchedulePosing(WarmupScheduleEager):  # right rates, a graph of another schedule's
+    def __init__(self, base_lr, warmup_steps):
+        super().__init__(base_lr, warmup_steps)
+        eager_next_lr = self.next_lr
+        self.next_lr = PosingFunction(eager_next_lr, WarmupSchedule(base_lr, warmup_steps).next_lr)
+
+
+def test_warmup_schedule_rejects_an_object_posing_as_a_tf_function():
+    # Issue 28: isinstance is not the evidence; the check reads traces and graphs only through
+    # TensorFlow's own Function type, captured before any student code ran (M87).
+    error = fails_with(pitfalls.check_warmup_schedule, WarmupSchedulePosing, "M87",
+                       "not the Function that tf.function makes")
+    assert error.code == "posing_function"
+
+
+def test_warmup_schedule_ignores_a_tracing_count_patched_on_the_function_type():
+    # Issue 28: a method replaced on TensorFlow's class after the checks were imported is not
+    # the one the check calls: the Python counter still retraces on every call (M25).
+    cls = type(tf.function(lambda: None))
+    original = cls.experimental_get_tracing_count
+    cls.experimental_get_tracing_count = lambda self: 1
+    try:
+        fails_with(pitfalls.check_warmup_schedule, WarmupScheduleBroken, "M25")
+    finally:
+        cls.experimental_get_tracing_count = original
+
+
 def test_grading_warmup_schedule():
     cases = [{"base_lr": 0.02, "warmup_steps": 4, "calls": 7}]
     assert grade("check_warmup_schedule", (WarmupSchedule,), cases) == 1

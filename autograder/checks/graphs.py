@@ -35,7 +35,7 @@ import re
 import numpy as np
 import tensorflow as tf
 
-from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
+from . import functions, kernel_entry  # noqa: F401  (kernel_entry: the grader's way in)
 from .capture import capture_output
 from .compare import CheckFailed, fail
 from .harness import (GradientRecord, call, diagnose, exercise_check, is_tf_function,
@@ -57,13 +57,13 @@ __all__ = [
 
 def tracing_count(fn) -> int:
     """How many times the ``tf.function`` ``fn`` has traced (made a concrete function) so far."""
-    return fn.experimental_get_tracing_count()
+    return functions.tracing_count(fn)
 
 
 def graph_op_types(fn, *input_signature) -> list[str]:
     """The op types of ``fn``'s graph for ``input_signature`` (``tf.TensorSpec`` s or values),
     in graph order; ops inside a loop or branch body are not listed (the ``While``/``If`` is)."""
-    concrete = fn.get_concrete_function(*input_signature)
+    concrete = functions.concrete_function(fn, *input_signature)
     return [op.type for op in concrete.graph.get_operations()]
 
 
@@ -101,7 +101,7 @@ def graph_evidence(fn, *input_signature) -> dict:
     nested tf.functions); ``largest_constant``, the most elements of a constant in it, of a
     tensor it captured or of a variable it reads; ``numeral_strings``, how many string entries
     of those are decimal numbers (``b"7"``): words written in advance, not computed."""
-    concrete = fn.get_concrete_function(*input_signature)
+    concrete = functions.concrete_function(fn, *input_signature)
     graph_def = concrete.graph.as_graph_def()
     nodes = list(graph_def.node)
     for function in graph_def.library.function:
@@ -384,7 +384,7 @@ def collect_square_if_positive(fn, case, ctx):
     """
     __tracebackhide__ = True
     x = float(case)
-    graph = tf.function(getattr(fn, "python_function", fn), autograph=False)
+    graph = tf.function(functions.python_function(fn), autograph=False)
     what = f"{ctx.exercise} as a graph without AutoGraph ({ctx.label})"
     explain = _branches_disagree(what)
     got = [call(graph, _scalar(x), what=what, explain=explain) for _ in range(2)]
@@ -438,7 +438,7 @@ def collect_noisy_square(fn, case, ctx):
         probe = call(fn, _scalar(nearby(x)), what=ctx.what, explain=numpy_in_graph)
     spec = tf.TensorSpec([], tf.float32)
     with capture_output() as traced:
-        call(tf.function(fn.python_function).get_concrete_function, spec, what=ctx.what,
+        call(tf.function(functions.python_function(fn)).get_concrete_function, spec, what=ctx.what,
              explain=numpy_in_graph)
     with capture_output():
         ops = all_op_types(fn, spec)
@@ -596,8 +596,8 @@ def collect_make_celsius_to_fahrenheit(make_fn, case, ctx):
         except Exception:  # refused at the call (the signature) or in the graph
             refused.append(True)
     signature = None
-    if fn.input_signature is not None:
-        concrete = call(fn.get_concrete_function, what=f"{what}: its concrete function")
+    if functions.input_signature(fn) is not None:
+        concrete = call(functions.concrete_function, fn, what=f"{what}: its concrete function")
         args, kwargs = concrete.structured_input_signature
         signature = [_spec_data(s) for s in tf.nest.flatten((args, kwargs))][:8]
     try:  # after the count: tracing here for the op types is not the student's retrace
@@ -683,7 +683,7 @@ def collect_grad_through(fn, case, ctx):
         # comes from.
         again = tf.function(_grad_function(spec))
         with recording_autodiff() as record:
-            value = call(fn.python_function, again, _scalar(x), what=ctx.what)
+            value = call(functions.python_function(fn), again, _scalar(x), what=ctx.what)
         from_autodiff = record.produced(value)
         targets = producing_targets(record, value)
         traced = traced and tracing_count(again) > 0

@@ -38,11 +38,12 @@ import traceback
 import numpy as np
 import tensorflow as tf
 
-from . import judge, plain
+from . import functions, judge, plain
 from .compare import CheckFailed, passed
 
 __all__ = ["check", "call", "graph_mode", "explain_missing_gradient", "is_tf_function",
-           "require_tf_function", "diagnose", "DETECTORS", "NOT_ANSWERED", "exercise_check",
+           "require_tf_function", "refuse_posing",
+           "diagnose", "DETECTORS", "NOT_ANSWERED", "exercise_check",
            "COLLECTORS", "recording_gradients", "GradientRecord", "is_decoy",
            "wrapping_tape_calls", "TAPE_METHODS", "is_not_answered", "recording_autodiff",
            "wrapping_autodiff_calls", "AUTODIFF_METHODS", "AutodiffCall"]
@@ -76,16 +77,16 @@ def graph_mode():
     """Run ``tf.function`` s as graphs inside the block, whatever
     ``tf.config.run_functions_eagerly`` says; yields True when the switch was on (M19). The
     switch is restored on exit."""
-    was_eager = tf.config.functions_run_eagerly()
+    was_eager = functions.functions_run_eagerly()
     if was_eager:
         with quiet_tensorflow():
-            tf.config.run_functions_eagerly(False)
+            functions.run_functions_eagerly(False)
     try:
         yield was_eager
     finally:
         if was_eager:
             with quiet_tensorflow():
-                tf.config.run_functions_eagerly(True)
+                functions.run_functions_eagerly(True)
 
 
 def check(exercise: str):
@@ -437,14 +438,41 @@ def recording_autodiff():
 # ----------------------------------------------------------------------------- tf.function
 
 def is_tf_function(fn) -> bool:
-    """True when ``fn`` is a ``tf.function`` (a decorated function or a bound decorated method)."""
-    return isinstance(fn, tf.types.experimental.PolymorphicFunction)
+    """True when ``fn`` is a ``tf.function`` TensorFlow made (a decorated function or a bound
+    decorated method; :func:`autograder.checks.functions.real_function`): an object that only
+    answers isinstance for one is not."""
+    return functions.is_tf_function(fn)
+
+
+#: What a check says of an object posing as a tf.function (M87).
+POSING = ("{name} answers isinstance for a tf.function, but it is not the Function that "
+          "tf.function makes (type {type}): its traces and graphs are its own account, so the "
+          "check cannot see graph mode.",
+          "return what tf.function(...) or @tf.function makes, unchanged (no subclass, no "
+          "methods of your own).")
+
+
+def refuse_posing(fn, name: str) -> None:
+    """Fail (M87, code ``posing_function``) when ``fn`` poses as a tf.function
+    (:func:`autograder.checks.functions.is_posing`)."""
+    __tracebackhide__ = True
+    if functions.is_posing(fn):
+        raise CheckFailed(POSING[0].format(name=name, type=type(fn).__name__), "M87", POSING[1],
+                          code="posing_function") from None
 
 
 def require_tf_function(fn, name: str, fix: str | None = None) -> None:
     """Fail unless ``fn`` is a ``tf.function``: the exercise is about what happens in a graph.
-    ``fix`` says how to make one (default: decorate ``def name``)."""
+    ``fix`` says how to make one (default: decorate ``def name``). An object posing as one
+    fails with M87."""
     __tracebackhide__ = True
+    refuse_posing(fn, name)
+    if type(fn) is functions.CONCRETE_TYPE:
+        raise CheckFailed(f"{name} is a ConcreteFunction (one graph, from "
+                          f"get_concrete_function): it never traces again, so what the exercise "
+                          f"asks of a tf.function (its traces for every input) cannot be seen.",
+                          "M21", "return the tf.function itself, not one of its concrete "
+                          "functions.", code="concrete_function") from None
     if not is_tf_function(fn):
         raise CheckFailed(f"{name} is not a tf.function (got {type(fn).__name__}), so it would "
                           f"run eagerly and the check could not test graph mode.", None,

@@ -329,6 +329,12 @@ CATALOGUE = {
             "read the training curves: a loss still falling wants more epochs (within the "
             "budget), one that stalls or jumps another learning rate; choose by the validation "
             "accuracy, never the test set"),
+    "M87": ("an object posing as a tf.function",
+            "a subclass of tf.types.experimental.PolymorphicFunction, or a class with its "
+            "methods (__call__, get_concrete_function, experimental_get_tracing_count), answers "
+            "isinstance but reports traces and graphs of its own making: TensorFlow traced "
+            "nothing of it",
+            "return what tf.function(...) or @tf.function makes, unchanged"),
 }
 
 #: M id -> short name, as messages show it.

@@ -50,12 +50,13 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
-from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
+from . import functions, kernel_entry  # noqa: F401  (kernel_entry: the grader's way in)
 from .capture import capture_output
 from .compare import CheckFailed, fail, function_from_source
 from .graphs import show_prediction
 from .harness import (NOT_ANSWERED, call, diagnose, exercise_check, explain_missing_gradient,
                       is_not_answered, is_tf_function, quiet_tensorflow, recording_gradients)
+from .harness import POSING
 from .judge.pitfalls import (ELSE_BRANCH, LOOP_DTYPE, PYTHON_BOOL, STATIC_LENGTH, TD_ALL_STOPPED,
                              XLA_PRINT, grown_lengths, long_scores)
 
@@ -95,6 +96,9 @@ def _require_tf_function(fn, name: str, fix: str) -> None:
     """Fail (M21, code ``not_tf_function``) unless ``fn`` is a tf.function: every fix of this
     assignment must work in graph mode, where the pitfall lives."""
     __tracebackhide__ = True
+    if functions.is_posing(fn):
+        fail(POSING[0].format(name=name, type=type(fn).__name__), mistake="M87", fix=POSING[1],
+             code="posing_function")
     if not is_tf_function(fn):
         fail(f"{name} is not a tf.function (got {type(fn).__name__}), so it runs eagerly and "
              f"the pitfall the exercise fixes cannot happen: the fix must work in graph mode.",
@@ -147,12 +151,12 @@ def recording_graph_calls(watch=None):
     record: list[GraphCall] = []
 
     def __call__(self, *args, **kwargs):
-        if tf.inside_function():
+        if tf.inside_function() or not is_tf_function(self):
             return original(self, *args, **kwargs)
-        before = self.experimental_get_tracing_count()
+        before = functions.tracing_count(self)
         value = watch.numpy() if watch is not None else None
         result = original(self, *args, **kwargs)
-        record.append(GraphCall(self, args, kwargs, before, self.experimental_get_tracing_count(),
+        record.append(GraphCall(self, args, kwargs, before, functions.tracing_count(self),
                                 value, watch.numpy() if watch is not None else None))
         return result
 
@@ -181,7 +185,7 @@ def _called_op_types(record) -> list[str]:
             continue
         seen.add(id(entry.function))
         try:
-            concrete = entry.function.get_concrete_function(*entry.args, **entry.kwargs)
+            concrete = functions.concrete_function(entry.function, *entry.args, **entry.kwargs)
         except Exception:  # a signature that cannot be traced again: nothing to read
             continue
         ops.update(all_op_types(concrete))
@@ -332,8 +336,8 @@ def collect_make_scaler(make_fn, case, ctx):
     for scale in [float(s) for s in case["scales"]] + [initial]:
         _call(set_scale, scale, what=f"set_scale of {ctx.what}")
         results.append(_call(scaled, x, what=ctx.what))
-    traces = scaled.experimental_get_tracing_count()
-    ops = _call(lambda: all_op_types(scaled.get_concrete_function(x)),
+    traces = functions.tracing_count(scaled)
+    ops = _call(lambda: all_op_types(functions.concrete_function(scaled, x)),
                 what=f"{ctx.what}, traced for its graph")
     return {"results": results, "traces": traces, "op_types": ops}
 
@@ -397,8 +401,8 @@ def collect_make_next_value(make_fn, case, ctx):
                          "keep @tf.function on next_value.")
     results = [_call(next_value, what=f"{ctx.what}, call {k + 1}")
                for k in range(len(elements))]
-    traces = next_value.experimental_get_tracing_count()
-    ops = _call(lambda: all_op_types(next_value.get_concrete_function()),
+    traces = functions.tracing_count(next_value)
+    ops = _call(lambda: all_op_types(functions.concrete_function(next_value)),
                 what=f"{ctx.what}, traced for its graph")
     return {"results": results, "traces": traces, "op_types": ops}
 
@@ -446,11 +450,11 @@ def collect_warmup_schedule(cls, case, ctx):
                  for k in range(calls)]
         step = getattr(schedule, "step", None)
         is_variable = isinstance(step, tf.Variable)
-        ops = _call(lambda: all_op_types(next_lr.get_concrete_function()),
+        ops = _call(lambda: all_op_types(functions.concrete_function(next_lr)),
                     what=f"{ctx.what}, traced for its graph")
         instances.append({"rates": rates, "step_is_variable": is_variable,
                           "step": step.numpy() if is_variable else None,
-                          "traces": next_lr.experimental_get_tracing_count(), "op_types": ops})
+                          "traces": functions.tracing_count(next_lr), "op_types": ops})
     return {"instances": instances}
 
 
@@ -532,7 +536,7 @@ def collect_td_update(fn, case, ctx):
     """
     __tracebackhide__ = True
     _require_tf_function(fn, "td_update", "keep @tf.function on td_update.")
-    fresh = tf.function(fn.python_function)
+    fresh = tf.function(functions.python_function(fn))
     w = tf.Variable(np.asarray(case["w"], dtype=np.float32))
     gamma, lr = _float32(case["gamma"]), _float32(case["lr"])
     losses, weights = [], []
@@ -544,7 +548,7 @@ def collect_td_update(fn, case, ctx):
         it; None otherwise."""
         if not any(r is None for *_, result in record.calls for r in tf.nest.flatten(result)):
             return None
-        found = explain_missing_gradient(lambda: fn.python_function(probe_w, *args))
+        found = explain_missing_gradient(lambda: functions.python_function(fn)(probe_w, *args))
         if found and found[0] == "M13":
             raise CheckFailed(TD_ALL_STOPPED[0].format(what=ctx.what), "M13", TD_ALL_STOPPED[1],
                               code="stop_gradient_all") from None
@@ -564,7 +568,7 @@ def collect_td_update(fn, case, ctx):
                 tf.constant(bool(step["done"])), gamma, lr)
         before = eager_w.numpy()
         with recording_gradients() as eager_record:
-            _call(fn.python_function, eager_w, *args, what=f"{ctx.what}, run eagerly")
+            _call(functions.python_function(fn), eager_w, *args, what=f"{ctx.what}, run eagerly")
         gradients = [r.numpy() for r in eager_record.results()[:MAX_ENTRIES]
                      if tuple(r.shape) == tuple(eager_w.shape)]
         eager_steps.append({"change": eager_w.numpy() - before, "gradients": gradients})
@@ -607,7 +611,7 @@ def collect_rms_normalize(fn, case, ctx):
             raise CheckFailed(XLA_PRINT[0].format(what=ctx.what), "M18", XLA_PRINT[1],
                               code="xla_print") from None
 
-    fresh = tf.function(fn.python_function, jit_compile=True if jit else None)
+    fresh = tf.function(functions.python_function(fn), jit_compile=True if jit else None)
     with capture_output() as printed, _recording_jit_calls() as jit_calls:
         results = [_call(fresh, x, what=ctx.what, explain=xla) for _ in range(2)]
     lines = [line[:200] for line in printed.lines()[:20]]
@@ -661,7 +665,8 @@ def collect_hinge_total(fn, case, ctx):
     """
     __tracebackhide__ = True
     _require_tf_function(fn, "hinge_total", "keep @tf.function on hinge_total.")
-    fresh = tf.function(fn.python_function, input_signature=[tf.TensorSpec([None], tf.float32)])
+    fresh = tf.function(functions.python_function(fn),
+                        input_signature=[tf.TensorSpec([None], tf.float32)])
 
     def autograph(error):
         text = str(error)
@@ -679,13 +684,13 @@ def collect_hinge_total(fn, case, ctx):
                for scores in case]
     long = _call(fresh, tf.constant(long_scores()), what=f"{ctx.what} (on 600 scores)",
                  explain=autograph)
-    ops = _call(lambda: all_op_types(fresh.get_concrete_function()),
+    ops = _call(lambda: all_op_types(functions.concrete_function(fresh)),
                 what=f"{ctx.what}, traced for its graph")
-    known = tf.function(fn.python_function)
+    known = tf.function(functions.python_function(fn))
     nodes = []
     for scores in case[:MAX_ENTRIES]:
         n = int(np.asarray(scores, np.float32).size)
-        counts = [_call(lambda m=m: graph_nodes(known.get_concrete_function(
+        counts = [_call(lambda m=m: graph_nodes(functions.concrete_function(known,
                       tf.TensorSpec([m], tf.float32))), what=f"{ctx.what}, traced for its graph",
                         explain=autograph) for m in grown_lengths(n)]
         nodes.append([n, *counts])
