@@ -107,6 +107,16 @@ def test_square_if_positive_rejects_hand_computed_constants_in_a_cond():
                "inside the branches")
 
 
+def test_square_if_positive_rejects_a_zero_branch_computed_by_arithmetic():
+    # Issue 28: the x <= 0 branch computes relu(x) ** 2, which is 0 there: the value comes from
+    # arithmetic, not from the cond's choice.
+    relu_branch = lambda x: tf.cond(x > 0, lambda: x * x,  # noqa: E731
+                                    lambda: tf.nn.relu(x) ** 2)
+    error = fails_with(checks.check_square_if_positive, relu_branch, "M21", "x <= 0",
+                       "computes from x")
+    assert error.code == "other_branch_computes"
+
+
 def test_square_if_positive_rejects_wrong_branch():
     wrong = lambda x: tf.cond(x > 0, lambda: x * x, lambda: -x)  # noqa: E731
     fails_with(checks.check_square_if_positive, wrong, None, "expected")

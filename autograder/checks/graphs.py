@@ -332,7 +332,8 @@ def branch_evidence(concrete) -> dict:
     the way that are computed from x (x itself, Identity and the branch ops left out), what runs
     on every call whichever branch is taken; ``pred_from_x`` whether the predicate of a branch
     op met is computed from x; ``same_branches`` whether a branch op met has branches of the same
-    op types (the same work whichever way the predicate goes)."""
+    op types (the same work whichever way the predicate goes); ``branch_bodies``, for each
+    branch op met (at most 8), the sorted op types of each of its branches."""
     graph = concrete.graph
     x = concrete.inputs[0].op
     from_x, order = {x}, graph.get_operations()
@@ -341,7 +342,7 @@ def branch_evidence(concrete) -> dict:
             from_x.add(op)
     library = {f.signature.name: sorted(n.op for n in f.node_def)
                for f in graph.as_graph_def().library.function}
-    outside, pred_from_x, same, seen = set(), False, False, set()
+    outside, pred_from_x, same, seen, met = set(), False, False, set(), []
     stack = [t.op for t in tf.nest.flatten(concrete.outputs)]
     while stack:
         op = stack.pop()
@@ -353,12 +354,13 @@ def branch_evidence(concrete) -> dict:
             pred_from_x = pred_from_x or inputs[0].op in from_x
             bodies = [library.get(name) for name in _branch_functions(op)]
             same = same or (len(bodies) > 1 and all(b == bodies[0] for b in bodies))
+            met.append([b or [] for b in bodies][:8])
             inputs = inputs[1:]
         elif op in from_x and op.type not in PASS_THROUGH_OPS:
             outside.add(op.type)
         stack.extend(t.op for t in inputs)
     return {"computed_outside": sorted(outside), "pred_from_x": pred_from_x,
-            "same_branches": same}
+            "same_branches": same, "branch_bodies": met[:8]}
 
 
 def collect_square_if_positive(fn, case, ctx):

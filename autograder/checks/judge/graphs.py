@@ -156,6 +156,8 @@ def _square_if_positive(x: float) -> np.ndarray:
 SQUARE_OPS = {"Mul", "Square", "Pow"}
 #: Op types of a branch in the graph: tf.cond's (and tf.case's) If, tf.switch_case's Case.
 BRANCH_OPS = CONDITIONAL_OPS | {"Case", "StatelessCase"}
+#: Op types a branch that returns a zero may hold (tf.constant(0.0), tf.zeros_like(x), a cast).
+ZERO_OPS = {"Const", "Identity", "ZerosLike", "Fill", "Shape", "Cast", "NoOp", "Reshape"}
 #: Op types of tf.where: both values computed, one picked afterwards.
 SELECT_OPS = {"Select", "SelectV2"}
 #: M72 as square_if_positive meets it, in the kernel: tf.cond's TypeError.
@@ -246,6 +248,19 @@ def square_if_positive(case, obs, ctx):
                  f"decides nothing and the squaring happens on every call.", mistake="M21",
                  fix="x * x in the function for x > 0 only; the other returns 0.0.",
                  code="same_branches")
+    bodies = obs.get("branch_bodies", [])
+    if not isinstance(bodies, list) or len(bodies) > 8 or not all(
+            isinstance(b, list) and all(isinstance(o, list) and all(isinstance(n, str) for n in o)
+                                        for o in b) for b in bodies):
+        raise ValueError("branch_bodies of an unexpected form")
+    # Judged on a case x <= 0, once that branch's values are known to be right.
+    if x <= 0 and bodies and not any(set(body) <= ZERO_OPS for branches in bodies for body in branches):
+        ctx.fail(f"{ctx.what} gives the right values through tf.cond, but the branch for "
+                 f"x <= 0 computes from x too (relu(x) ** 2, say) instead of returning 0.0: "
+                 f"that branch's value then comes from arithmetic, not from the cond's choice.",
+                 mistake="M21", fix="return 0.0 (or tf.zeros_like(x)) from the function for "
+                                    "x <= 0; only the one for x > 0 computes x * x.",
+                 code="other_branch_computes")
 
 
 # --------------------------------------------------------------------------- grad_through
