@@ -1080,6 +1080,22 @@ def test_grads_from_one_tape_rejects_formulas_handed_back_through_output_gradien
     fails_with(tapes.check_grads_from_one_tape, grads_from_one_tape_decoy, "M21")
 
 
+def test_a_vector_jacobian_product_is_evidence_and_a_formula_handed_back_is_not():
+    # Issue 28: output_gradients alone does not make a decoy; handing back what it was given does.
+    from autograder.checks import harness
+    x = tf.constant([1.0, 2.0])
+    v = tf.constant([3.0, -1.0])
+    with harness.recording_autodiff() as record:
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch(x)
+            y = x * x
+            w = tf.identity(x)
+        vjp = tape.gradient(y, x, output_gradients=v)
+        tape.gradient(w, x, output_gradients=tf.constant([9.0, 9.0]))  # handed back: a decoy
+    assert record.methods == ["gradient"] and record.produced(vjp)
+    assert vjp.numpy().tolist() == [6.0, -4.0]
+
+
 # ------------------------------------------ round 2: a made-up target laundered through a tape
 
 def square_grad_made_up_target(x):
@@ -1398,7 +1414,7 @@ def test_the_one_recorder_sees_every_spelling_of_autodiff_and_restores_the_metho
         g = tape.gradient(y, x)
         j = tape.jacobian(y, x)
         b = tape.batch_jacobian(y, x)
-        tape.gradient(y, x, output_gradients=tf.ones_like(y))  # a decoy: not evidence
+        tape.gradient(tf.identity(y), y, output_gradients=tf.ones_like(y))  # a decoy: not evidence
         with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
             z = x * 3.0
         t = acc.jvp(z)

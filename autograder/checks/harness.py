@@ -322,16 +322,31 @@ class GradientRecord:
         return max(sizes)
 
 
-def is_decoy(target, sources, args=(), kwargs=None) -> bool:
-    """Whether a ``gradient`` (or ``jacobian``) call computes nothing a tape recorded: it is
-    given ``output_gradients`` (the call then hands back what it was given, e.g. a formula), or
-    its target is one of its sources. Such calls are not evidence that a tape computed a value."""
+def is_decoy(target, sources, args=(), kwargs=None, result=None) -> bool:
+    """Whether a ``gradient`` (or ``jacobian``) call computes nothing a tape recorded: its
+    target is one of its sources, or it is given ``output_gradients`` and hands back what it was
+    given (``result`` the same tensors, or equal in value: a formula passed through an identity).
+    A vector-Jacobian product, ``tape.gradient(y, x, output_gradients=v)`` of a y the tape
+    computed from x, is evidence like any other gradient. Decoys are not evidence that a tape
+    computed a value."""
     given = (args[0] if args else None) if kwargs is None or "output_gradients" not in kwargs \
         else kwargs["output_gradients"]
-    if given is not None:
-        return True
     flat = tf.nest.flatten(sources)
-    return any(t is s for t in tf.nest.flatten(target) for s in flat)
+    if any(t is s for t in tf.nest.flatten(target) for s in flat):
+        return True
+    if given is None:
+        return False
+    handed = [r for r in tf.nest.flatten(result) if r is not None]
+    gave = [g for g in tf.nest.flatten(given) if g is not None]
+    if not handed:
+        return True
+    for value in handed:
+        if any(value is g for g in gave):
+            return True
+        got = _values(value)
+        if got is None or any(_same_values(got, _values(g)) for g in gave):
+            return True  # symbolic (not comparable): not evidence either way
+    return False
 
 
 #: The GradientTape methods that compute a gradient: every spelling of reverse-mode autodiff.
@@ -372,7 +387,7 @@ def wrapping_autodiff_calls(on_call, forward: bool = True):
             sources = args[0] if args else kwargs.get("sources")
             # Only gradient takes output_gradients (its first optional argument after sources).
             decoy = is_decoy(target, sources, args[1:] if name == "gradient" else (),
-                             kwargs if name == "gradient" else {})
+                             kwargs if name == "gradient" else {}, result)
             if depth[0] == 0 and not decoy:
                 on_call(name, tape, target, sources, result)
             return result
