@@ -251,6 +251,24 @@ def test_run_eagerly_rejects_the_right_value_without_eager_execution():
                "still ran as a graph", "fn.python_function")
 
 
+def run_eagerly_patched_call(fn, *args):  # right values, every body eager, the switch untouched
+    cls = type(fn)
+    original = cls.__call__
+    cls.__call__ = lambda self, *a, **k: self.python_function(*a, **k)
+    try:
+        return fn(*args)
+    finally:
+        cls.__call__ = original
+
+
+def test_run_eagerly_rejects_a_patched_call_that_runs_bodies_without_the_switch():
+    # Issue 28: the evidence is the switch as TensorFlow reads it (captured before student code),
+    # not only whether the bodies ran eagerly.
+    error = fails_with(pitfalls.check_run_eagerly, run_eagerly_patched_call, "M21",
+                       "the switch was not on")
+    assert error.code == "not_eager"
+
+
 def test_grading_run_eagerly():
     cases = [{"x": 0.5, "before": True, "raises": True}, {"x": -4.0, "before": False,
                                                          "raises": False},

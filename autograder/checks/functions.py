@@ -16,7 +16,8 @@ import tensorflow as tf
 __all__ = ["FUNCTION_TYPE", "CONCRETE_TYPE", "real_function", "is_tf_function",
            "is_posing", "tracing_count", "concrete_function", "python_function",
            "input_signature", "call_function", "functions_run_eagerly",
-           "run_functions_eagerly"]
+           "run_functions_eagerly", "executing_eagerly",
+           "eager_by_the_switch"]
 
 #: TensorFlow's tf.function type (``polymorphic_function.Function``) and its concrete function's.
 FUNCTION_TYPE = type(tf.function(lambda: None))
@@ -30,6 +31,15 @@ _INPUT_SIGNATURE = FUNCTION_TYPE.input_signature.fget
 #: tf.config's eager switch, as TensorFlow defines it.
 functions_run_eagerly = tf.config.functions_run_eagerly
 run_functions_eagerly = tf.config.run_functions_eagerly
+#: Whether the code running now runs eagerly (TensorFlow's function).
+executing_eagerly = tf.executing_eagerly
+
+
+def eager_by_the_switch() -> bool:
+    """Whether the code running now runs eagerly because tf.config's switch is on: a
+    tf.function's body reached some other way (its Python function called, a ``__call__``
+    patched) runs eagerly with the switch off."""
+    return bool(executing_eagerly()) and bool(functions_run_eagerly())
 
 
 def real_function(fn):

@@ -244,22 +244,24 @@ check_predict_xla = exercise_check("check_predict_xla", collect_prediction)
 def _probe(raises: bool):
     """A tf.function ``probe(x) = 2 * inner(x)`` with ``inner(x) = x * x + 1``, another
     tf.function; each records, every time its Python body runs, whether it ran eagerly.
-    With ``raises``, probe's body raises ValueError. Returns (probe, outer log, inner log)."""
-    outer, inner_log = [], []
+    With ``raises``, probe's body raises ValueError. Returns (probe, outer log, inner log,
+    switch log: whether the switch was on, read by TensorFlow's own function, at each run)."""
+    outer, inner_log, switch = [], [], []
 
     @tf.function
     def inner(x):
-        inner_log.append(bool(tf.executing_eagerly()))
+        inner_log.append(bool(functions.executing_eagerly()))
         return x * x + 1.0
 
     @tf.function
     def probe(x):
-        outer.append(bool(tf.executing_eagerly()))
+        outer.append(bool(functions.executing_eagerly()))
+        switch.append(functions.eager_by_the_switch())
         if raises:
             raise ValueError("the check's probe raised, as the check asked")
         return 2.0 * inner(x)
 
-    return probe, outer, inner_log
+    return probe, outer, inner_log, switch
 
 
 def collect_run_eagerly(fn, case, ctx):
@@ -281,9 +283,9 @@ def collect_run_eagerly(fn, case, ctx):
     calls = []
     try:
         for _ in range(2):
-            probe, outer, inner = _probe(raises)
+            probe, outer, inner, switch = _probe(raises)
             with quiet_tensorflow():
-                tf.config.run_functions_eagerly(before)
+                functions.run_functions_eagerly(before)
             result, raised = None, None
             if raises:
                 try:
@@ -297,12 +299,13 @@ def collect_run_eagerly(fn, case, ctx):
             else:
                 result = _call(fn, probe, tf.constant(x), what=ctx.what)
             with quiet_tensorflow():
-                after = bool(tf.config.functions_run_eagerly())
+                after = bool(functions.functions_run_eagerly())
             calls.append({"result": result, "raised": raised, "outer": outer[:MAX_ENTRIES],
-                          "inner": inner[:MAX_ENTRIES], "after": after})
+                          "inner": inner[:MAX_ENTRIES], "switch": switch[:MAX_ENTRIES],
+                          "after": after})
     finally:
         with quiet_tensorflow():
-            tf.config.run_functions_eagerly(False)
+            functions.run_functions_eagerly(False)
     return {"calls": calls}
 
 

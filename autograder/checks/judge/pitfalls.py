@@ -335,7 +335,9 @@ def _probe_value(x: float) -> np.float32:
 def run_eagerly(case, obs, ctx):
     """``obs``: ``calls``, two dicts (two calls of run_eagerly on the check's probe) with
     ``result`` (None when it raised), ``raised`` (the exception's type name or None),
-    ``outer`` and ``inner`` (one bool per run of each Python body: was it eager?) and
+    ``outer`` and ``inner`` (one bool per run of each Python body: was it eager?),
+    ``switch`` (per run of fn's body: was tf.config's switch on, read by TensorFlow's own
+    function, captured before student code) and
     ``after`` (the switch after the call). Reference: the probe returns 2 * (x * x + 1);
     when ``raises``, it raises ValueError."""
     before, raises = bool(case["before"]), bool(case["raises"])
@@ -384,6 +386,13 @@ def run_eagerly(case, obs, ctx):
                      fix="switch every tf.function to eager execution with "
                          "tf.config.run_functions_eagerly(True), and call fn itself.",
                      code="outer_only")
+        switch = values(call, "switch")
+        if not (switch and all(v is True for v in switch)):
+            ctx.fail(f"{ctx.what} returns the right value and fn's bodies ran eagerly, but "
+                     f"not by tf.config's switch (a patched call, or a body swapped in): the "
+                     f"switch was not on while fn ran.", mistake="M21",
+                     fix="tf.config.run_functions_eagerly(True) before calling fn.",
+                     code="not_eager")
 
 
 # --------------------------------------------------------------------------- make_scaler
