@@ -837,6 +837,25 @@ def test_warmup_schedule_ignores_a_tracing_count_patched_on_the_function_type():
         cls.experimental_get_tracing_count = original
 
 
+class WarmupScheduleTable(tf.Module):  # right rates, looked up in a table made in __init__
+    def __init__(self, base_lr, warmup_steps):
+        super().__init__()
+        self.step = tf.Variable(0)
+        self.table = tf.constant([base_lr * min(k, warmup_steps) / warmup_steps
+                                  for k in range(1000)], tf.float32)
+
+    @tf.function
+    def next_lr(self):
+        return tf.gather(self.table, self.step.assign_add(1))
+
+
+def test_warmup_schedule_rejects_a_lookup_table_of_precomputed_rates():
+    # Issue 28: the right rates for every step the check could ask, but read from a table.
+    error = fails_with(pitfalls.check_warmup_schedule, WarmupScheduleTable, "M21",
+                       "table of values worked out in advance")
+    assert error.code == "lookup_table"
+
+
 def test_grading_warmup_schedule():
     cases = [{"base_lr": 0.02, "warmup_steps": 4, "calls": 7}]
     assert grade("check_warmup_schedule", (WarmupSchedule,), cases) == 1

@@ -53,7 +53,7 @@ import tensorflow as tf
 from . import functions, kernel_entry  # noqa: F401  (kernel_entry: the grader's way in)
 from .capture import capture_output
 from .compare import CheckFailed, fail, function_from_source
-from .graphs import show_prediction
+from .graphs import graph_evidence, show_prediction
 from .harness import (NOT_ANSWERED, call, diagnose, exercise_check, explain_missing_gradient,
                       is_not_answered, is_tf_function, quiet_tensorflow, recording_gradients)
 from .harness import POSING
@@ -438,7 +438,8 @@ def collect_warmup_schedule(cls, case, ctx):
 
     Returns:
         ``{"instances": [two dicts of "rates", "step_is_variable", "step", "traces",
-        "op_types"]}``.
+        "op_types", "largest_constant"]}`` (the most elements of a constant, captured tensor or
+        variable next_lr's graph holds: a table of rates worked out in advance is one).
     """
     __tracebackhide__ = True
     base_lr, steps, calls = float(case["base_lr"]), int(case["warmup_steps"]), int(case["calls"])
@@ -455,9 +456,12 @@ def collect_warmup_schedule(cls, case, ctx):
         is_variable = isinstance(step, tf.Variable)
         ops = _call(lambda: all_op_types(functions.concrete_function(next_lr)),
                     what=f"{ctx.what}, traced for its graph")
+        largest = _call(lambda: graph_evidence(next_lr)["largest_constant"],
+                        what=f"{ctx.what}, traced for its graph")
         instances.append({"rates": rates, "step_is_variable": is_variable,
                           "step": step.numpy() if is_variable else None,
-                          "traces": functions.tracing_count(next_lr), "op_types": ops})
+                          "traces": functions.tracing_count(next_lr), "op_types": ops,
+                          "largest_constant": largest})
     return {"instances": instances}
 
 

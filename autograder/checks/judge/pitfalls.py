@@ -551,6 +551,10 @@ def make_next_value(case, obs, ctx):
 
 # --------------------------------------------------------------------------- WarmupSchedule
 
+#: Most elements of one constant WarmupSchedule's graph needs (its numbers are scalars).
+MAX_SCHEDULE_CONSTANT = 4
+
+
 def warmup_rates(base_lr: float, warmup_steps: int, calls: int) -> np.ndarray:
     """The learning rate of calls 1..calls: base_lr * k / warmup_steps for k <= warmup_steps,
     then base_lr (float32)."""
@@ -607,6 +611,15 @@ def warmup_schedule(case, obs, ctx):
                      f"the step (no assign op), or it traced more than once.", mistake="M21",
                      fix="one graph: self.step.assign_add(1) inside next_lr, and the rate "
                          "from self.step.", code="not_updated")
+        if count(instance, "largest_constant") > MAX_SCHEDULE_CONSTANT:
+            ctx.fail(f"{ctx.what} returns the right rates, but next_lr's graph holds a table "
+                     f"of values worked out in advance (a constant or captured tensor of many "
+                     f"entries, looked up by the step with tf.gather): the rate is not computed "
+                     f"from the step by ops of the graph, and any step past the table is "
+                     f"wrong.", mistake="M21",
+                     fix="compute the rate from the step: base_lr * tf.minimum(step, "
+                         "warmup_steps) / warmup_steps, with step cast to float32.",
+                     code="lookup_table")
 
 
 # --------------------------------------------------------------------------- descend
