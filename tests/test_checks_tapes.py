@@ -1050,6 +1050,39 @@ def test_the_notebooks_broken_functions_behave_as_the_judges_say():
     assert namespace["pairs"] is not None and len(namespace["pairs"]) == len(case["pairs"])
 
 
+def second_derivative_back_over_forward(f, x):
+    x = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        with tf.autodiff.ForwardAccumulator(x, tf.ones_like(x)) as acc:
+            y = f(x)
+        dy = acc.jvp(y)
+    return dy, tape.gradient(dy, x)
+
+
+def hessian_back_over_forward(f, x):
+    x = tf.constant(x)
+    n = int(x.shape[0])
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        rows = []
+        for i in range(n):
+            with tf.autodiff.ForwardAccumulator(x, tf.one_hot(i, n)) as acc:
+                y = f(x)
+            rows.append(acc.jvp(y))
+        g = tf.stack(rows)
+    return tape.jacobian(g, x)
+
+
+def test_back_over_forward_passes_where_a_tape_records_the_first_derivative(capsys):
+    # Issue 28: a tape outside a ForwardAccumulator differentiates the jvp it recorded, row by
+    # row for the Hessian (the rows stacked): the outer tape records the first derivative.
+    tapes.check_second_derivative(second_derivative_back_over_forward)
+    tapes.check_hessian(hessian_back_over_forward)
+    out = capsys.readouterr().out
+    assert "second_derivative: 3 cases passed" in out and "hessian: 3 cases passed" in out
+
+
 # ---------------------------------------------------------------- decoy tape calls (red team)
 
 def square_grad_decoy(x):
