@@ -1083,6 +1083,18 @@ def test_back_over_forward_passes_where_a_tape_records_the_first_derivative(caps
     assert "second_derivative: 3 cases passed" in out and "hessian: 3 cases passed" in out
 
 
+def test_hessian_names_tf_hessians_in_a_tf_function_correct_and_asks_for_nested_tapes():
+    # Issue 28: tf.hessians works only in a graph; it was refused with "raised RuntimeError"
+    # (observing_tapes runs tf.functions eagerly). It is correct: M46 says so, and what is asked.
+    @tf.function
+    def by_tf_hessians(f, x):
+        return tf.hessians(f(x), x)[0]
+
+    error = fails_with(tapes.check_hessian, by_tf_hessians, "M46", "your answer is correct",
+                       "tf.hessians", "nested GradientTapes")
+    assert error.code == "graph_hessians"
+
+
 # ---------------------------------------------------------------- decoy tape calls (red team)
 
 def square_grad_decoy(x):

@@ -438,7 +438,8 @@ def recording_autodiff():
     ``graph_gradients``. The kernel-side evidence of every autodiff exercise: which values
     autodiff produced, of which target, on which tape or accumulator."""
     record = GradientRecord()
-    patched = [(tf, "gradients"), (tf.compat.v1, "gradients")]
+    patched = [(tf, "gradients"), (tf.compat.v1, "gradients"), (tf, "hessians"),
+               (tf.compat.v1, "hessians")]
     originals = [getattr(owner, name) for owner, name in patched]
 
     def counting(original):

@@ -80,9 +80,9 @@ import numpy as np
 import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
-from .compare import fail, to_numpy
-from .harness import (call, exercise_check, explain_missing_gradient, quiet_tensorflow,
-                      recording_autodiff)
+from .compare import CheckFailed, fail, to_numpy
+from .harness import (call, exercise_check, explain_missing_gradient, graph_mode,
+                      quiet_tensorflow, recording_autodiff)
 from .compare import function_from_source
 from .judge.tapes import MAX_HVP_SIZE, hvp_problem, linear_problem
 
@@ -790,8 +790,26 @@ def collect_hessian(fn, case, ctx):
              f"tf.constant x but not for a tf.Variable: x was not watched.", mistake="M01",
              fix="call `tape.watch(x)` in both tapes.")
 
-    with observing_tapes() as record:
-        result = call(fn, f, _fresh_constant(x), what=what, explain=none_rows)
+    def graph_only(error):
+        """tf.hessians (tf.gradients) inside a tf.function, refused while observing_tapes runs
+        tf.functions eagerly: run again as graphs, where tf.gradients works."""
+        if isinstance(error, RuntimeError) and "tf.gradients is not supported" in str(error):
+            return None
+        return none_rows(error)
+
+    symbolic = False
+    try:
+        with observing_tapes() as record:
+            result = call(fn, f, _fresh_constant(x), what=what, explain=graph_only)
+    except CheckFailed as error:
+        if error.code != "raised" or "tf.gradients is not supported" not in str(error):
+            raise
+        with graph_mode(), recording_autodiff() as record:
+            result = call(fn, f, _fresh_constant(x), what=what, explain=none_rows)
+        symbolic = record.graph_gradients > 0
+    if symbolic:
+        return {"result": result, "from_tape": False, "nested": False, "forward": False,
+                "graph_gradients": True}
     if result is None:
         if call(fn, f, tf.Variable(x.astype(np.float32)), what=what) is not None:
             fail(f"{what} returned None for a tf.constant x but not for a tf.Variable: x "

@@ -778,6 +778,12 @@ def hessian(case, obs, ctx):
                  fix="return the (n, n) matrix of second derivatives.", code="shape")
     ctx.close(result, finite_difference_hessian(f, x), "", rtol=1e-3, atol=1e-3,
               check_dtype="float")
+    if obs.get("graph_gradients") is True:
+        ctx.fail(f"{ctx.what}: your answer is correct: tf.hessians (tf.gradients in a graph) "
+                 f"gives these second derivatives. This exercise asks for nested "
+                 f"GradientTapes instead, because it is about the outer tape recording the "
+                 f"inner tape's gradient.", fix=HESSIAN_FIX, mistake="M46",
+                 code="graph_hessians")
     if obs["from_tape"] is not True:
         ctx.fail(f"{ctx.what} {NO_TAPE}: the Hessian must be what the outer tape's jacobian "
                  f"(or its gradient calls, row by row) produced.", fix=HESSIAN_FIX,
