@@ -795,6 +795,26 @@ def test_classify_accepts_tf_case_built_from_the_rules_and_tf_switch_case(capsys
     assert capsys.readouterr().out.count("4 cases passed") == 2
 
 
+def test_classify_rejects_tf_where_or_tf_gather_inside_a_cond_that_decides_nothing():
+    # Issue 28: an If op the word comes from, but its branches are the same, or its predicate
+    # is not x's: tf.where (or tf.gather of the three words) does the picking (M21).
+    @tf.function
+    def identity_cond(x):
+        word = tf.where(x > 0, "positive", tf.where(x < 0, "negative", "zero"))
+        return tf.cond(x > 0, lambda: tf.identity(word), lambda: tf.identity(word))
+
+    @tf.function
+    def gather_in_cond(x):
+        words = tf.constant(["negative", "zero", "positive"])
+        index = tf.cast(tf.sign(x), tf.int32) + 1
+        return tf.cond(tf.constant(True), lambda: tf.gather(words, index),
+                       lambda: tf.constant("zero"))
+
+    for fn in (identity_cond, gather_in_cond):
+        error = fails_with(checks.check_classify, fn, "M21", "tf.where or tf.gather")
+        assert error.code == "picked_inside"
+
+
 def test_classify_rejects_the_draft_run_in_python_from_the_graph():
     # The right words without the idea: the draft's loop run by Python on each call.
     @tf.function

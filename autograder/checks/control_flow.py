@@ -24,9 +24,9 @@ import textwrap
 import numpy as np
 import tensorflow as tf
 
-from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
+from . import functions, kernel_entry  # noqa: F401  (kernel_entry: the grader's way in)
 from .capture import capture_output
-from .graphs import (graph_evidence, graph_op_types, graph_ops, printed_count,
+from .graphs import (branch_evidence, graph_evidence, graph_op_types, graph_ops, printed_count,
                      snapshot, tracing_count)
 from .compare import CheckFailed
 from .harness import call, exercise_check, require_tf_function
@@ -167,8 +167,10 @@ def collect_classify(fn, case, ctx):
     explain = _classify_explainer(ctx, fn)
     got = [text_observation(call(fn, tf.constant(x, tf.float32), what=ctx.what,
                                  explain=explain)) for _ in range(2)]
-    ops = call(graph_ops, fn, tf.TensorSpec([], tf.float32), what=ctx.what, explain=explain)
-    return {"results": got, **ops}
+    spec = tf.TensorSpec([], tf.float32)
+    ops = call(graph_ops, fn, spec, what=ctx.what, explain=explain)
+    concrete = call(functions.concrete_function, fn, spec, what=ctx.what, explain=explain)
+    return {"results": got, **ops, "pred_from_x": branch_evidence(concrete)["pred_from_x"]}
 
 
 check_classify = exercise_check("check_classify", collect_classify)

@@ -159,6 +159,10 @@ def predict_draft(case, obs, ctx):
 
 # --------------------------------------------------------------------------- classify
 
+#: Op types that pick one of values computed in advance (tf.where, tf.gather): the word chosen
+#: by them, not by the branch the graph takes.
+PICKING_OPS = {"Select", "SelectV2", "GatherV2", "Gather", "ResourceGather", "GatherNd"}
+
 ONE_BRANCH = ("{what} raised ValueError while TensorFlow traced it: the word is not set on "
               "every path. A tensor `if` becomes a tf.cond, which traces every branch whatever "
               "x is, the `else` included even where none is written (the path on which no "
@@ -225,6 +229,15 @@ def classify(case, obs, ctx):
                  code="no_cond")
     refuse_py_function(ctx, obs, BRANCH_FIX)
     require_from(ctx, obs, TAKEN_BRANCH_OPS, "an If op", BRANCH_FIX, "cond_beside")
+    if PICKING_OPS & ops:
+        ctx.fail(f"{ctx.what} gives the right strings through a branch op, but the word is "
+                 f"picked by tf.where or tf.gather (inside a cond that decides nothing, say): "
+                 f"every word is computed and one kept, so the branching is not the cond's "
+                 f"work.", mistake="M21", fix=BRANCH_FIX, code="picked_inside")
+    if obs.get("pred_from_x") is False:
+        ctx.fail(f"{ctx.what} gives the right strings through a branch op, but its predicate "
+                 f"is not computed from x: the same branch runs on every call, and the word "
+                 f"is decided elsewhere.", mistake="M21", fix=BRANCH_FIX, code="pred_not_x")
 
 
 # --------------------------------------------------------------------------- tanh_loop
