@@ -12,6 +12,7 @@ from __future__ import annotations
 import types
 
 import tensorflow as tf
+from tensorflow.python.eager.polymorphic_function import concrete_function as _concrete_function
 
 __all__ = ["FUNCTION_TYPE", "CONCRETE_TYPE", "real_function", "is_tf_function",
            "is_posing", "tracing_count", "concrete_function", "python_function",
@@ -20,8 +21,9 @@ __all__ = ["FUNCTION_TYPE", "CONCRETE_TYPE", "real_function", "is_tf_function",
            "eager_by_the_switch"]
 
 #: TensorFlow's tf.function type (``polymorphic_function.Function``) and its concrete function's.
+#: Nothing is traced here: a kernel may fork after importing the checks (warm kernels).
 FUNCTION_TYPE = type(tf.function(lambda: None))
-CONCRETE_TYPE = type(tf.function(lambda: None).get_concrete_function())
+CONCRETE_TYPE = _concrete_function.ConcreteFunction
 
 _CALL = FUNCTION_TYPE.__call__
 _TRACING_COUNT = FUNCTION_TYPE.experimental_get_tracing_count
