@@ -38,3 +38,38 @@ def test_the_assignment_link_of_manage_assignments_opens_its_source(tmp_path):
     write_course_config(out, course)
     assert (out / SOURCE_LINK).is_dir() and not (out / SOURCE_LINK).is_symlink()
     assert repr(str((course / "solutions").resolve())) in (out / "nbgrader_config.py").read_text()
+
+
+def test_the_formgraders_autograde_of_an_unreadable_file_gives_the_courses_message(tmp_path):
+    """Autograde from the formgrader (nbgrader's API, as its button calls it) on a file that is
+    not a notebook (an HTML page saved as .ipynb): the dialog's log says which file and why, in
+    the course's words (G05), not nbformat's traceback from inside json; the file is unchanged and
+    nothing is graded. Another error's traceback is still logged whole."""
+    import logging
+
+    from autograder.grading.intake.exporter import ShortUnreadableTracebacks
+
+    course = make_course(tmp_path / "course", {A: [cell("x = 1", "answer", answer=True)]})
+    out = tmp_path / "graded"
+    out.mkdir()
+    released(course, [A], out / "release")
+    (out / "release" / "gradebook.db").rename(out / "gradebook.db")
+    write_course_config(out, course)
+    page = b"<!DOCTYPE html><html><body>Sign in to continue</body></html>"
+    (out / "submitted" / "sam" / A).mkdir(parents=True)
+    (out / "submitted" / "sam" / A / f"{A}.ipynb").write_bytes(page)
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(out)).load_config()
+    api = NbGraderAPI(CourseDirectory(config=config), config=config)
+    result = api.autograde(A, "sam")
+    assert result["success"] is False
+    assert f"{A}.ipynb was not graded: not a valid notebook" in result["log"], result["log"]
+    assert "(G05)" in result["log"]
+    assert "Traceback" not in result["log"] and "json" not in result["log"], result["log"]
+    assert (out / "submitted" / "sam" / A / f"{A}.ipynb").read_bytes() == page
+    assert not (out / "autograded" / "sam" / A).exists()
+
+    record = logging.LogRecord("nbgrader", logging.ERROR, __file__, 1,
+                               "Traceback (most recent call last):\n  File ...\nKeyError: 'x'",
+                               (), None)
+    assert ShortUnreadableTracebacks().filter(record) and record.msg.endswith("KeyError: 'x'")
+    assert record.msg.startswith("Traceback")

@@ -14,6 +14,7 @@ from autograder.grading.defaults import (
     RELEASE_DIR,
     SOURCE_DIR,
 )
+from autograder.grading.intake.exporter import ReadableNotebookExporter
 from autograder.grading.kernels.bwrap import sandbox_default
 from autograder.grading.preprocessors.autograde import (
     LimitOutputSize,
@@ -123,6 +124,7 @@ def configure(c, cell_timeout_s: int = CELL_TIMEOUT_S, sandbox: bool | None = No
     _insert_after(autograde, autograde[0], [NameTimeouts, QuietTensorFlowStderr])
     _insert_after(autograde, LimitOutput, [LimitOutputSize, NoCreditFromResults, SanitizeHTML])
     c.Autograde.autograde_preprocessors = autograde
+    c.Autograde.exporter_class = ReadableNotebookExporter  # G05: the course's message, no traceback
     c.NameTimeouts.cell_timeout_s = cell_timeout_s
     if demo_sha256 is None:
         solutions = (REPO_ROOT / SOURCE_DIR).glob("*/*.ipynb")
