@@ -115,6 +115,11 @@ def test_square_if_positive_rejects_a_zero_branch_computed_by_arithmetic():
     error = fails_with(checks.check_square_if_positive, relu_branch, "M21", "x <= 0",
                        "computes from x")
     assert error.code == "other_branch_computes"
+    # A zero made from x is still a zero: the branch returns 0.0 * x, 0 for every x.
+    for zero in (lambda x: 0.0 * x, lambda x: x * 0.0, tf.zeros_like):
+        checks.check_square_if_positive(
+            lambda x, zero=zero: tf.cond(x > 0, lambda: x * x, lambda: zero(x)),
+            cases=[3.0, -2.0, 0.5], hidden=True)
 
 
 def test_square_if_positive_rejects_wrong_branch():

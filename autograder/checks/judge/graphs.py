@@ -158,6 +158,15 @@ SQUARE_OPS = {"Mul", "Square", "Pow"}
 BRANCH_OPS = CONDITIONAL_OPS | {"Case", "StatelessCase"}
 #: Op types a branch that returns a zero may hold (tf.constant(0.0), tf.zeros_like(x), a cast).
 ZERO_OPS = {"Const", "Identity", "ZerosLike", "Fill", "Shape", "Cast", "NoOp", "Reshape"}
+#: ... and a product of x with a constant (0.0 * x): made of these alone, a branch that gives 0
+#: at a negative x has a zero factor, so it is 0 for every x (relu, square, maximum are none).
+ZERO_BRANCH_OPS = ZERO_OPS | {"Mul"}
+
+
+def returns_zero(body: list[str]) -> bool:
+    """Whether a branch of these op types makes a zero (0.0, tf.zeros_like(x), 0.0 * x) rather
+    than computing it by arithmetic that is 0 where x <= 0 (relu(x) ** 2)."""
+    return set(body) <= ZERO_OPS or (set(body) <= ZERO_BRANCH_OPS and "Const" in body)
 #: Op types of tf.where: both values computed, one picked afterwards.
 SELECT_OPS = {"Select", "SelectV2"}
 #: M72 as square_if_positive meets it, in the kernel: tf.cond's TypeError.
@@ -254,7 +263,7 @@ def square_if_positive(case, obs, ctx):
                                         for o in b) for b in bodies):
         raise ValueError("branch_bodies of an unexpected form")
     # Judged on a case x <= 0, once that branch's values are known to be right.
-    if x <= 0 and bodies and not any(set(body) <= ZERO_OPS for branches in bodies for body in branches):
+    if x <= 0 and bodies and not any(returns_zero(body) for branches in bodies for body in branches):
         ctx.fail(f"{ctx.what} gives the right values through tf.cond, but the branch for "
                  f"x <= 0 computes from x too (relu(x) ** 2, say) instead of returning 0.0: "
                  f"that branch's value then comes from arithmetic, not from the cond's choice.",
