@@ -16,13 +16,20 @@ from tests.instructor_course import cell, make_course, released
 A = "linked"
 
 
-def test_the_assignment_link_of_manage_assignments_opens_its_source(tmp_path):
+def _graded_folder(tmp_path):
+    """A one-assignment course and the folder the formgrader opens on it, as `course grade`
+    leaves it (a release, its gradebook.db, the formgrader's nbgrader_config.py): (course, out)."""
     course = make_course(tmp_path / "course", {A: [cell("x = 1", "answer", answer=True)]})
     out = tmp_path / "graded"
     out.mkdir()
     released(course, [A], out / "release")
     (out / "release" / "gradebook.db").rename(out / "gradebook.db")
     write_course_config(out, course)
+    return course, out
+
+
+def test_the_assignment_link_of_manage_assignments_opens_its_source(tmp_path):
+    course, out = _graded_folder(tmp_path)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(out)).load_config()
     api = NbGraderAPI(CourseDirectory(config=config), config=config)
     source_path = api.get_assignment(A)["source_path"]
@@ -49,12 +56,7 @@ def test_the_formgraders_autograde_of_an_unreadable_file_gives_the_courses_messa
 
     from autograder.grading.intake.exporter import ShortUnreadableTracebacks
 
-    course = make_course(tmp_path / "course", {A: [cell("x = 1", "answer", answer=True)]})
-    out = tmp_path / "graded"
-    out.mkdir()
-    released(course, [A], out / "release")
-    (out / "release" / "gradebook.db").rename(out / "gradebook.db")
-    write_course_config(out, course)
+    _, out = _graded_folder(tmp_path)
     page = b"<!DOCTYPE html><html><body>Sign in to continue</body></html>"
     (out / "submitted" / "sam" / A).mkdir(parents=True)
     (out / "submitted" / "sam" / A / f"{A}.ipynb").write_bytes(page)

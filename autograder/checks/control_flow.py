@@ -29,11 +29,10 @@ from .capture import capture_output
 from .graphs import (branch_evidence, graph_evidence, graph_op_types, graph_ops, printed_count,
                      snapshot, tracing_count)
 from .compare import CheckFailed
-from .harness import call, exercise_check, require_tf_function
+from .harness import call, collect_prediction, exercise_check, require_tf_function
 from .judge.control_flow import (NOT_UTF8, classify_reference, count_word_probe,
                                  count_word_text_probe, fizzbuzz_reference, sum_even_probe,
                                  tanh_probe)
-from .pitfalls import collect_prediction
 
 __all__ = ["check_predict_draft", "check_classify", "classify_reference", "check_tanh_loop",
            "check_fizzbuzz", "check_count_word", "check_sum_even", "fizzbuzz_reference",
@@ -129,7 +128,7 @@ def text_observation(value) -> dict:
 
 def collect_predict_draft(*predicted, case, ctx):
     """Kernel half of ``check_predict_draft(predicted_runs)``: the prediction's value, as it is
-    (:func:`autograder.checks.pitfalls.collect_prediction`; the judge checks it is a list of
+    (:func:`autograder.checks.harness.collect_prediction`; the judge checks it is a list of
     three bools written down).
 
     Returns:

@@ -38,7 +38,7 @@ import tensorflow as tf
 from . import functions, kernel_entry  # noqa: F401  (kernel_entry: the grader's way in)
 from .capture import capture_output
 from .compare import CheckFailed, fail
-from .harness import (GradientRecord, call, diagnose, exercise_check, is_tf_function,
+from .harness import (GradientRecord, call, collect_prediction, diagnose, exercise_check, is_tf_function,
                       quiet_tensorflow, recording_gradients, require_tf_function)
 from .judge.graphs import (BRANCHES_DISAGREE, NUMPY_IN_GRAPH, REFUSED_INPUT, celsius_inputs,
                            celsius_refusals, grad_function_spec, nearby)
@@ -273,17 +273,6 @@ def collect_error_prediction(predicted, case, ctx):
     elif predicted is not None and not isinstance(predicted, str):
         return {"values": [0]}
     return {"values": [predicted if predicted is None else str(predicted)[:101]]}
-
-
-def collect_prediction(*predicted, case, ctx):
-    """Kernel half of ``check_predict_retraces`` and ``check_predict_prints``: the prediction
-    variables' values as they are (the judge checks they are plain Python values), as 07's
-    :func:`autograder.checks.pitfalls.collect_prediction` sends them.
-
-    Returns:
-        ``{"values": [each predicted value]}``.
-    """
-    return {"values": list(predicted)}
 
 
 check_predict_if_error = exercise_check("check_predict_if_error", collect_error_prediction)

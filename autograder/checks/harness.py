@@ -153,7 +153,18 @@ def exercise_check(check_name: str, collect):
 MAX_TARGET_SIZE = 4096
 
 
-def _values(value):
+def collect_prediction(*predicted, case, ctx):
+    """Kernel half of every prediction check (``check_square_grad_prediction(predicted_float,
+    predicted_int)``, ``check_predict_<topic>(predicted_a, ...)``): the values of the prediction
+    variables, as they are; the judge checks they are plain Python values.
+
+    Returns:
+        ``{"values": [each predicted value]}``.
+    """
+    return {"values": list(predicted)}
+
+
+def float_values(value):
     """``value`` (a tensor, variable, array or number) as a float64 array; None for what has
     no value (a symbolic tensor, None, an object of the student's)."""
     if value is None:
@@ -193,7 +204,7 @@ class AutodiffCall:
         self.target_value = None
         try:
             if len(flat) == 1 and int(np.prod(flat[0].shape)) <= MAX_TARGET_SIZE:
-                self.target_value = _values(flat[0])
+                self.target_value = float_values(flat[0])
         except Exception:  # a target without a shape: an object of the student's
             pass
 
@@ -272,10 +283,10 @@ class GradientRecord:
         same = [c for c in self.events if any(r is value for r in c.results)]
         if same:
             return same
-        got = _values(value)
+        got = float_values(value)
         if got is None:
             return []
-        return [c for c in self.events if any(_same_values(got, _values(r)) for r in c.results)]
+        return [c for c in self.events if any(_same_values(got, float_values(r)) for r in c.results)]
 
     def derived(self, call: AutodiffCall) -> bool:
         """Whether ``call`` differentiated what an earlier call returned: its target is such a
@@ -289,12 +300,12 @@ class GradientRecord:
     def _derived(target, earlier) -> bool:
         if any(r is target for c in earlier for r in c.results):
             return True
-        got = _values(target)
+        got = float_values(target)
         if got is None:
             return False
         for c in earlier:
             for result in c.results:
-                want = _values(result)
+                want = float_values(result)
                 if want is None:
                     continue
                 if _same_values(got, want):
@@ -306,7 +317,7 @@ class GradientRecord:
         # Rows of several calls stacked (one jvp per direction, tf.stack of them): every entry
         # is an entry of one of the earlier results.
         pool = [v.ravel() for c in earlier for r in c.results
-                if (v := _values(r)) is not None]
+                if (v := float_values(r)) is not None]
         if len(pool) > 1 and 0 < got.size <= sum(p.size for p in pool):
             every = np.concatenate(pool)
             return all(np.isclose(every, v, rtol=1e-6, atol=1e-7).any() for v in got.ravel())
@@ -350,8 +361,8 @@ def is_decoy(target, sources, args=(), kwargs=None, result=None) -> bool:
     for value in handed:
         if any(value is g for g in gave):
             return True
-        got = _values(value)
-        if got is None or any(_same_values(got, _values(g)) for g in gave):
+        got = float_values(value)
+        if got is None or any(_same_values(got, float_values(g)) for g in gave):
             return True  # symbolic (not comparable): not evidence either way
     return False
 
@@ -438,24 +449,36 @@ def recording_autodiff():
     ``graph_gradients``. The kernel-side evidence of every autodiff exercise: which values
     autodiff produced, of which target, on which tape or accumulator."""
     record = GradientRecord()
-    patched = [(tf, "gradients"), (tf.compat.v1, "gradients"), (tf, "hessians"),
-               (tf.compat.v1, "hessians")]
+
+    def counted():
+        record.graph_gradients += 1
+
+    graph_spellings = [(tf, "gradients"), (tf.compat.v1, "gradients"), (tf, "hessians"),
+                       (tf.compat.v1, "hessians")]
+    with wrapping_autodiff_calls(record.add), counting_calls(graph_spellings, counted):
+        yield record
+
+
+@contextlib.contextmanager
+def counting_calls(patched: list, on_call):
+    """Within the block, each attribute ``(owner, name)`` of ``patched`` is wrapped so that every
+    call of it (looked up at call time) first calls ``on_call()``; all are put back on leaving,
+    even on an error."""
     originals = [getattr(owner, name) for owner, name in patched]
 
     def counting(original):
         def counted(*args, **kwargs):
-            record.graph_gradients += 1
+            on_call()
             return original(*args, **kwargs)
         return counted
 
-    with wrapping_autodiff_calls(record.add):
+    for (owner, name), original in zip(patched, originals):
+        setattr(owner, name, counting(original))
+    try:
+        yield
+    finally:
         for (owner, name), original in zip(patched, originals):
-            setattr(owner, name, counting(original))
-        try:
-            yield record
-        finally:
-            for (owner, name), original in zip(patched, originals):
-                setattr(owner, name, original)
+            setattr(owner, name, original)
 
 
 # ----------------------------------------------------------------------------- tf.function

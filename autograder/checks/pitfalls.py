@@ -54,7 +54,7 @@ from . import functions, kernel_entry  # noqa: F401  (kernel_entry: the grader's
 from .capture import capture_output
 from .compare import CheckFailed, fail, function_from_source
 from .graphs import graph_evidence, show_prediction
-from .harness import (NOT_ANSWERED, call, diagnose, exercise_check, explain_missing_gradient,
+from .harness import (NOT_ANSWERED, call, collect_prediction, diagnose, exercise_check, explain_missing_gradient,
                       is_not_answered, is_tf_function, quiet_tensorflow, recording_gradients)
 from .harness import POSING
 from .judge.pitfalls import (ELSE_BRANCH, LOOP_DTYPE, PYTHON_BOOL, STATIC_LENGTH, TD_ALL_STOPPED,
@@ -218,16 +218,6 @@ def _recording_jit_calls():
 
 
 # --------------------------------------------------------------------------- predictions
-
-def collect_prediction(*predicted, case, ctx):
-    """Kernel half of every ``check_predict_<topic>(predicted_a, ...)``: the values of the
-    prediction variables, as they are (the judge checks they are plain Python values).
-
-    Returns:
-        ``{"values": [each predicted value]}``.
-    """
-    return {"values": list(predicted)}
-
 
 check_predict_eager = exercise_check("check_predict_eager", collect_prediction)
 check_predict_buggy_add = exercise_check("check_predict_buggy_add", collect_prediction)

@@ -63,7 +63,7 @@ import tensorflow as tf
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import fail
 from .graphs import show_prediction
-from .harness import (call, exercise_check, explain_missing_gradient, is_tf_function,
+from .harness import (call, counting_calls, exercise_check, explain_missing_gradient, is_tf_function,
                       recording_gradients)
 from .judge.software import (NOT_TF_FUNCTION, RUN_MODES, cross_entropy_inputs, graph_inputs,
                              log1pexp_inputs, scaled_problem, step_case, two_layer_inputs,
@@ -267,23 +267,13 @@ def _other_spellings():
     (in a tf.function) and ForwardAccumulator.jvp (each looked up at call time, so patching
     the attribute counts them). Evidence for M46: right gradients from another spelling."""
     count = _Count()
-    patched = [(tf, "gradients"), (tf.compat.v1, "gradients"),
-               (tf.autodiff.ForwardAccumulator, "jvp")]
-    originals = [getattr(owner, name) for owner, name in patched]
 
-    def counting(original):
-        def counted(*args, **kwargs):
-            count.calls += 1
-            return original(*args, **kwargs)
-        return counted
+    def counted():
+        count.calls += 1
 
-    for (owner, name), original in zip(patched, originals):
-        setattr(owner, name, counting(original))
-    try:
+    spellings = [(tf, "gradients"), (tf.compat.v1, "gradients"), (tf.autodiff.ForwardAccumulator, "jvp")]
+    with counting_calls(spellings, counted):
         yield count
-    finally:
-        for (owner, name), original in zip(patched, originals):
-            setattr(owner, name, original)
 
 
 @contextlib.contextmanager

@@ -81,8 +81,8 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import CheckFailed, fail, to_numpy
-from .harness import (call, exercise_check, explain_missing_gradient, graph_mode,
-                      quiet_tensorflow, recording_autodiff)
+from .harness import (call, collect_prediction, exercise_check, explain_missing_gradient,
+                      float_values, graph_mode, quiet_tensorflow, recording_autodiff)
 from .compare import function_from_source
 from .judge.tapes import MAX_HVP_SIZE, hvp_problem, linear_problem
 
@@ -106,17 +106,6 @@ def _floats(value) -> np.ndarray:
 def _fresh_constant(value) -> tf.Tensor:
     """A new float32 tf.constant holding ``value`` (cases must not share tensors)."""
     return tf.constant(np.asarray(value, dtype=np.float32))
-
-
-def _values(value):
-    """``value`` (a tensor, variable, array or number) as a float64 array; None for what has
-    no value (a symbolic tensor, None, an object)."""
-    if value is None:
-        return None
-    try:
-        return np.asarray(value.numpy() if hasattr(value, "numpy") else value, dtype=np.float64)
-    except Exception:  # a symbolic tensor, or anything a student returned
-        return None
 
 
 def _targets(record, value) -> list:
@@ -143,17 +132,6 @@ def observing_tapes():
     finally:
         with quiet_tensorflow():
             tf.config.run_functions_eagerly(was_eager)
-
-
-def collect_prediction(*predicted, case, ctx):
-    """Kernel half of a prediction check (``check_square_grad_prediction(predicted_float,
-    predicted_int)``, ...): the values of the prediction variables, as they are; the judge
-    checks they are plain Python values (as 07's predict_* checks do).
-
-    Returns:
-        ``{"values": [each predicted value]}``.
-    """
-    return {"values": list(predicted)}
 
 
 def _pair(result, what: str, names: str):
@@ -507,13 +485,13 @@ def collect_fit_line(fn, case, ctx):
              code="type")
     values = []
     for loss in list(losses)[:100_000]:
-        got = _values(loss)
+        got = float_values(loss)
         if got is None or got.size != 1:
             fail(f"{what}: losses should hold one number per step.", code="type")
         values.append(float(got.reshape(())))
     return {"w": w, "b": b, "losses": values,
-            "w_grads": [_values(g) for g in record.gradients_of(w)],
-            "b_grads": [_values(g) for g in record.gradients_of(b)],
+            "w_grads": [float_values(g) for g in record.gradients_of(w)],
+            "b_grads": [float_values(g) for g in record.gradients_of(b)],
             "tape_calls": len(record.calls)}
 
 
@@ -819,7 +797,7 @@ def collect_hessian(fn, case, ctx):
              fix="compute `g = inner.gradient(y, x)` inside the outer tape's `with` block, "
                  "then `outer.jacobian(g, x)` after it.")
     producers = record.producers(result)
-    matrix = _values(result)
+    matrix = float_values(result)
     if not producers and matrix is not None and matrix.ndim == 2 and 0 < len(matrix) <= 64:
         rows = [record.producers(row) for row in matrix]  # stacked gradients, one per entry
         if all(rows):
