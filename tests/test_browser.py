@@ -140,14 +140,18 @@ def wait_idle(page) -> None:
 
 
 def run_cell(page, index: int):
-    """Select cell ``index``, run it (Shift+Enter), wait for the kernel; returns the cell."""
+    """Select cell ``index``, run it (Shift+Enter), wait for the kernel; returns the cell. A cell
+    run before is done when its prompt shows a number other than the one it had: until the
+    kernel starts on it, the old number and an idle kernel look like a finished run."""
     cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
     cell.scroll_into_view_if_needed()
-    cell.locator(".jp-InputPrompt").click()
+    prompt = cell.locator(".jp-InputPrompt")
+    prompt.click()
+    before = prompt.text_content()  # [n] where the cell ran before: the run must give a new number
     page.keyboard.press("Shift+Enter")
-    page.wait_for_function(  # the prompt shows [*] while it runs, then a number
-        "el => /\\[\\d+\\]/.test(el.textContent)",
-        arg=cell.locator(".jp-InputPrompt").element_handle(), timeout=CELL_S)
+    page.wait_for_function(  # the prompt shows [*] while it runs, then a new number
+        "([el, before]) => /\\[\\d+\\]/.test(el.textContent) && el.textContent !== before",
+        arg=[prompt.element_handle(), before], timeout=CELL_S)
     wait_idle(page)
     return cell
 
