@@ -1,7 +1,8 @@
 """What a grading run does before its first job, made cheaper (issue 30) without changing what it
 makes: a new gradebook gets nbgrader's migration head from this process instead of an ``alembic
 heads`` subprocess, and is the database nbgrader itself makes; the Dask cluster starts in the
-background once the run's arguments hold (a refused run starts none), its workers with the
+background once the run's arguments hold (a run refused for an unknown assignment, late
+penalty or due date starts none), its workers with the
 grading code imported, and a failed start is raised where the client is asked for, not hung on."""
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import hashlib
 import os
 import sqlite3
 import sys
+from datetime import datetime, timezone
 
 import dask
 import pytest
@@ -72,11 +74,17 @@ def test_a_run_refused_for_its_arguments_starts_no_cluster(tmp_path):
     from autograder.grading.run.pipeline import ClassGrading
 
     (tmp_path / "class").mkdir()
-    with ClusterStart(1) as cluster:
-        with pytest.raises(ValueError, match="unknown assignment 07_nope"):
-            ClassGrading(tmp_path / "class", tmp_path / "out", assignment_ids=["07_nope"],
-                         cluster=cluster)
-    assert not cluster.started
+    refusals = [({"assignment_ids": ["07_nope"]}, "unknown assignment 07_nope"),
+                ({"late_penalty": "halve"}, "late penalty 'halve'"),
+                ({"assignment_ids": ["01_gradient_tape"],
+                  "due": {"02_persistent_nested_tapes": datetime(2026, 12, 1, tzinfo=timezone.utc)}},
+                 "a due date for 02_persistent_nested_tapes, which is not graded here")]
+    for arguments, refusal in refusals:
+        with ClusterStart(1) as cluster:
+            with pytest.raises(ValueError, match=refusal):
+                ClassGrading(tmp_path / "class", tmp_path / "out", cluster=cluster, sandbox=False,
+                             **arguments)
+        assert not cluster.started, arguments
 
 
 def test_a_cluster_that_cannot_start_raises_where_the_client_is_asked_for():

@@ -164,9 +164,10 @@ class ClassGrading:
         self.ids = assignment_ids or self.known
         if sandbox and (problem := sandbox_problem()):
             raise SandboxUnavailable(problem)
-        self.cluster = cluster  # the arguments hold: its workers start during the release below
-        if cluster:
-            cluster.start()
+        if set(due or {}) - set(self.ids):  # release() says so too; said here, no cluster starts
+            raise ValueError(f"a due date for {', '.join(sorted(set(due) - set(self.ids)))}, which "
+                             f"is not graded here (graded: {', '.join(self.ids)})")
+        self.cluster = cluster
         self.cell_timeout_s, self.sandbox = cell_timeout_s, sandbox
         self.similarity_reference = similarity_reference
         self.similarity_lines: list[str] = []  # for summary.txt
@@ -185,6 +186,8 @@ class ClassGrading:
                                       sandbox=sandbox, demo_sha256=list(self.demo_sha256))
         # nbgrader applies it when it records a submission past its due date (the gradebook's).
         self.late_penalty = configure_late_penalty(self.config, late_penalty)
+        if cluster:  # the arguments hold: its workers start during the release below
+            cluster.start()
         with gradebook_lock(self.layout.out):
             release(self.ids, root=root, release_dir=self.layout.release, db_url=db_url, due=due)
             self.due = due_dates(db_url, self.config.CourseDirectory.course_id, self.ids)
