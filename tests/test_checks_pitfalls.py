@@ -856,6 +856,54 @@ def test_warmup_schedule_rejects_a_lookup_table_of_precomputed_rates():
     assert error.code == "lookup_table"
 
 
+class WarmupScheduleSmallTable(tf.Module):  # a table as long as the warm-up: 4 entries or fewer
+    def __init__(self, base_lr, warmup_steps):
+        super().__init__()
+        self.step, self.warmup_steps = tf.Variable(0), warmup_steps
+        self.table = tf.constant([base_lr * k / warmup_steps for k in range(warmup_steps + 1)])
+
+    @tf.function
+    def next_lr(self):
+        return tf.gather(self.table, tf.minimum(self.step.assign_add(1), self.warmup_steps))
+
+
+class WarmupScheduleBranches(tf.Module):  # a scalar constant per step, one branch each
+    def __init__(self, base_lr, warmup_steps):
+        super().__init__()
+        self.step = tf.Variable(0)
+        self.rates = [base_lr * min(k, warmup_steps) / warmup_steps for k in range(8)]
+
+    @tf.function
+    def next_lr(self):
+        k = tf.minimum(self.step.assign_add(1), len(self.rates) - 1)
+        return tf.switch_case(k, [lambda r=r: tf.constant(r) for r in self.rates])
+
+
+class WarmupScheduleShortOnly(WarmupSchedule):  # refuses a warm-up longer than its table
+    def __init__(self, base_lr, warmup_steps):
+        if warmup_steps > 64:
+            raise ValueError("warm-up too long")
+        super().__init__(base_lr, warmup_steps)
+
+
+def test_warmup_schedule_rejects_tables_no_longer_than_the_cases_need():
+    # Issue 28: a table of warmup_steps + 1 entries, or scalar constants in a branch per step,
+    # hold no constant of more than 4 entries: the probe's 10,000 warm-up steps show them.
+    for cls in (WarmupScheduleSmallTable, WarmupScheduleBranches):
+        schedule = cls(0.1, 3)
+        assert [round(float(schedule.next_lr()), 6) for _ in range(5)] == \
+            [0.033333, 0.066667, 0.1, 0.1, 0.1]
+    error = fails_with(pitfalls.check_warmup_schedule, WarmupScheduleSmallTable, "M21",
+                       "constant numbers, about one per step", "table of rates worked out in advance")
+    assert error.code == "lookup_table"
+    error = fails_with(pitfalls.check_warmup_schedule, WarmupScheduleBranches, "M21",
+                       "step was set to 4320", "right only for the steps the cases reach")
+    assert error.code == "lookup_table"
+    error = fails_with(pitfalls.check_warmup_schedule, WarmupScheduleShortOnly, "M21",
+                       "WarmupSchedule(0.5, 10000)", "raised an error")
+    assert error.code == "lookup_table"
+
+
 def test_grading_warmup_schedule():
     cases = [{"base_lr": 0.02, "warmup_steps": 4, "calls": 7}]
     assert grade("check_warmup_schedule", (WarmupSchedule,), cases) == 1

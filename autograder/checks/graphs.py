@@ -99,21 +99,23 @@ def graph_evidence(fn, *input_signature) -> dict:
     """What a graph of ``fn`` is made of, as plain data: ``op_types``, the sorted op type names
     of the graph for ``input_signature`` and of every function it calls (loop bodies, branches,
     nested tf.functions); ``largest_constant``, the most elements of a constant in it, of a
-    tensor it captured or of a variable it reads; ``numeral_strings``, how many string entries
-    of those are decimal numbers (``b"7"``): words written in advance, not computed."""
+    tensor it captured or of a variable it reads; ``constant_elements``, the elements of all of
+    those together (a table spread over many scalar constants, one per branch, counts whole);
+    ``numeral_strings``, how many string entries of those are decimal numbers (``b"7"``): words
+    written in advance, not computed."""
     concrete = functions.concrete_function(fn, *input_signature)
     graph_def = concrete.graph.as_graph_def()
     nodes = list(graph_def.node)
     for function in graph_def.library.function:
         nodes.extend(function.node_def)
-    largest, numerals = 0, 0
+    largest, numerals, total = 0, 0, 0
     for node in nodes:
         if node.op != "Const":
             continue
         tensor = node.attr["value"].tensor
         size = int(np.prod([d.size for d in tensor.tensor_shape.dim])) if \
             tensor.tensor_shape.dim else 1
-        largest = max(largest, size)
+        largest, total = max(largest, size), total + size
         numerals += sum(1 for s in tensor.string_val if _NUMERAL.fullmatch(s))
     held = [t for t in concrete.captured_inputs if t.dtype != tf.resource]
     held += [v for v in concrete.variables]
@@ -128,10 +130,11 @@ def graph_evidence(fn, *input_signature) -> dict:
         except Exception:  # a symbolic capture of an outer graph: its size is what we know
             value = None
         size = int(np.prod(tensor.shape)) if tensor.shape.is_fully_defined() else 0
-        largest = max(largest, size)
+        largest, total = max(largest, size), total + size
         if value is not None and tensor.dtype == tf.string:
             numerals += sum(1 for s in value.reshape(-1) if _NUMERAL.fullmatch(bytes(s)))
     return {"op_types": sorted({node.op for node in nodes}), "largest_constant": largest,
+            "constant_elements": total,
             "numeral_strings": numerals, "captured_resources": resources,
             "output_ops": output_op_types(concrete)}
 

@@ -58,7 +58,7 @@ from .harness import (NOT_ANSWERED, call, collect_prediction, diagnose, exercise
                       is_not_answered, is_tf_function, quiet_tensorflow, recording_gradients)
 from .harness import POSING
 from .judge.pitfalls import (ELSE_BRANCH, LOOP_DTYPE, PYTHON_BOOL, STATIC_LENGTH, TD_ALL_STOPPED,
-                             XLA_PRINT, grown_lengths, long_scores)
+                             WARMUP_PROBE, XLA_PRINT, grown_lengths, long_scores)
 
 __all__ = [
     "check_predict_eager", "check_predict_buggy_add", "check_predict_log",
@@ -424,12 +424,19 @@ def collect_warmup_schedule(cls, case, ctx):
     OperatorNotAllowedInGraphError as a graph (M09) although it runs eagerly. Every call goes
     to the one traced ``next_lr`` (one trace, the rates of every step from it).
 
-    Two fresh schedules (they must not share their counter) get ``calls`` calls each.
+    Two fresh schedules (they must not share their counter) get ``calls`` calls each. Then a
+    probe (:data:`~.judge.pitfalls.WARMUP_PROBE`): a schedule of many warm-up steps, its step
+    set far into them, called once; a table of the rates made in advance (one constant, or a
+    constant per step in branches) is as long as the warm-up, a schedule computed from the step
+    holds a few scalars whatever its length.
 
     Returns:
         ``{"instances": [two dicts of "rates", "step_is_variable", "step", "traces",
-        "op_types", "largest_constant"]}`` (the most elements of a constant, captured tensor or
-        variable next_lr's graph holds: a table of rates worked out in advance is one).
+        "op_types", "largest_constant"], "probe": None or {"rates": [its one rate],
+        "constant_elements", "raised"}}`` (``largest_constant``: the most elements of a
+        constant, captured tensor or variable next_lr's graph holds; ``constant_elements``: all
+        of them together, in the probe's graph; the probe is None where the step is not a
+        tf.Variable or next_lr not a tf.function, which the instances report).
     """
     __tracebackhide__ = True
     base_lr, steps, calls = float(case["base_lr"]), int(case["warmup_steps"]), int(case["calls"])
@@ -452,7 +459,23 @@ def collect_warmup_schedule(cls, case, ctx):
                           "step": step.numpy() if is_variable else None,
                           "traces": functions.tracing_count(next_lr), "op_types": ops,
                           "largest_constant": largest})
-    return {"instances": instances}
+    return {"instances": instances, "probe": _warmup_probe(cls)}
+
+
+def _warmup_probe(cls):
+    """The probe of :func:`collect_warmup_schedule`: None, or what the probe's call gave (an
+    error of the student's code is recorded as ``raised``; the judge words it)."""
+    try:
+        schedule = cls(WARMUP_PROBE["base_lr"], WARMUP_PROBE["warmup_steps"])
+        step, next_lr = getattr(schedule, "step", None), getattr(schedule, "next_lr", None)
+        if not isinstance(step, tf.Variable) or not is_tf_function(next_lr):
+            return None
+        step.assign(tf.cast(WARMUP_PROBE["step"], step.dtype))
+        rate = next_lr()
+        return {"rates": [rate], "constant_elements": graph_evidence(next_lr)["constant_elements"],
+                "raised": False}
+    except Exception:  # noqa: BLE001 (a student's class: anything; the judge says what it means)
+        return {"rates": [], "constant_elements": 0, "raised": True}
 
 
 check_warmup_schedule = exercise_check("check_warmup_schedule", collect_warmup_schedule)

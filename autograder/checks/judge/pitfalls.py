@@ -553,6 +553,12 @@ def make_next_value(case, obs, ctx):
 
 #: Most elements of one constant WarmupSchedule's graph needs (its numbers are scalars).
 MAX_SCHEDULE_CONSTANT = 4
+#: The schedule every check builds besides its cases: many warm-up steps, its step set far into
+#: them before one call. Its k-th rate is base_lr * k / warmup_steps, k = step + 1 = 4321 here.
+WARMUP_PROBE = {"base_lr": 0.5, "warmup_steps": 10_000, "step": 4_320}
+#: Most constant elements the probe's graph holds together (base_lr, warmup_steps, 1, casts...);
+#: a table of its rates holds 10,001.
+MAX_PROBE_CONSTANTS = 64
 
 
 def warmup_rates(base_lr: float, warmup_steps: int, calls: int) -> np.ndarray:
@@ -620,6 +626,37 @@ def warmup_schedule(case, obs, ctx):
                      fix="compute the rate from the step: base_lr * tf.minimum(step, "
                          "warmup_steps) / warmup_steps, with step cast to float32.",
                      code="lookup_table")
+    _warmup_probe_holds(ctx, obs.get("probe"))
+
+
+def _warmup_probe_holds(ctx, probe) -> None:
+    """Fail unless the probe's schedule (:data:`WARMUP_PROBE`) gave the rate computed from its
+    step, from a graph of a few constants: the rates of the cases' few steps can come from a
+    table or from branches written per step; those of 10,000 steps cannot."""
+    if probe is None:
+        return
+    if not isinstance(probe, dict):
+        raise ValueError("probe of an unexpected form")
+    base_lr, steps, k = (WARMUP_PROBE[key] for key in ("base_lr", "warmup_steps", "step"))
+    want = np.float32(base_lr * min(k + 1, steps) / steps)
+    setting = (f"a WarmupSchedule({base_lr}, {steps}) whose step was set to {k}, called once "
+               f"(the rate it should give is {float(want):.5f})")
+    fix = ("compute the rate from the step by ops of the graph, whatever the number of warm-up "
+           "steps: a ramp proportional to the step until the warm-up ends, then base_lr.")
+    if flag(probe, "raised"):
+        ctx.fail(f"{ctx.what} gives the cases' rates, but {setting} raised an error: the "
+                 f"schedule works only for the few steps the cases reach (a table or branches "
+                 f"written per step, say).", mistake="M21", fix=fix, code="lookup_table")
+    if count(probe, "constant_elements") > MAX_PROBE_CONSTANTS:
+        ctx.fail(f"{ctx.what} gives the cases' rates, but for {setting}, next_lr's graph holds "
+                 f"{count(probe, 'constant_elements')} constant numbers, about one per step: a "
+                 f"table of rates worked out in advance (one tensor, or a constant per branch), "
+                 f"not a rate computed from the step.", mistake="M21", fix=fix,
+                 code="lookup_table")
+    if not matches(values(probe, "rates", 1)[0], want, 1e-5, 1e-7):
+        ctx.fail(f"{ctx.what} gives the cases' rates, but not the rate of {setting}: the "
+                 f"schedule is right only for the steps the cases reach.", mistake="M21",
+                 fix=fix, code="lookup_table")
 
 
 # --------------------------------------------------------------------------- descend
