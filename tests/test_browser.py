@@ -356,3 +356,64 @@ def test_instructor_opens_the_formgrader_on_a_graded_class(browser, tmp_path):
         page.locator(".lm-MenuBar-itemLabel", has_text="Nbgrader").click()
         shot("instructor_nbgrader_menu")
         assert page.locator(".lm-Menu-itemLabel", has_text="Formgrader").count() >= 1
+
+
+def test_instructor_grades_a_written_answer_by_hand_in_the_formgrader(browser, tmp_path):
+    """An instructor's own course (a written answer worth 2 points, graded by hand), graded by
+    `course grade --course-root`; `course formgrader` opens on that course (its source, not this
+    workbook's); the person types a score into the formgrader's submission page; the gradebook
+    holds it, a forced regrade keeps it, and the formgrader and the CSVs then both say graded."""
+    from nbgrader.api import Gradebook
+
+    from autograder.grading.defaults import COURSE_ID
+    from tests.instructor_course import answered, cell, course_grade, make_course, released
+
+    written = "written"
+    explain = nbformat.v4.new_markdown_cell("Why is x one?")
+    explain.metadata["nbgrader"] = {"schema_version": 3, "locked": False, "grade": True,
+                                    "solution": True, "task": False, "grade_id": "explain",
+                                    "points": 2}
+    course = make_course(tmp_path / "course", {written: [
+        cell("### BEGIN SOLUTION\nx = 1\n### END SOLUTION", "answer", answer=True),
+        cell("assert x == 1", "test_x", points=1), explain]})
+    notebook = released(course, [written], tmp_path / "release")[written]
+    path = tmp_path / "class" / "ada" / written / f"{written}.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(answered(notebook, {"answer": "x = 1", "explain": "Because I set it."}), path)
+    out = tmp_path / "graded"
+    _, cells, _ = course_grade(tmp_path / "class", out, course)
+    assert cells["ada", "explain"]["status"] == "needs manual grading"
+
+    argv = [str(Path(sys.executable).parent / "course"), "formgrader", str(out)]
+    with jupyter_lab(argv, tmp_path, student_env(tmp_path), tmp_path / "lab.log", free_port()) as url:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        shot = Shots(page, tmp_path / "screenshots")
+        page.goto(f"{url}/?token={TOKEN}")  # logs in: the formgrader's own requests carry no token
+        page.locator("tbody tr", has_text=written).wait_for(timeout=CELL_S)
+        assert (out / "source").resolve() == (course / "solutions").resolve()
+        page.goto(f"{url}/formgrader/gradebook/{written}/{written}?token={TOKEN}")
+        link = page.locator("a[href*='/formgrader/submissions/']").first
+        link.wait_for(timeout=CELL_S)
+        shot("manual_grading_list")
+        page.goto(f"{url}{link.get_attribute('href')}?token={TOKEN}")
+        answer = page.locator(".nbgrader_cell", has_text="Because I set it.")
+        score = answer.locator(".score")
+        score.wait_for(timeout=CELL_S)
+        score.fill("1.5")
+        score.press("Tab")  # the formgrader saves a score on its change event
+        answer.locator(".score-saved").wait_for(state="visible", timeout=CELL_S)
+        shot("manual_score_saved")
+        with Gradebook(f"sqlite:///{out / 'gradebook.db'}", COURSE_ID) as gb:
+            grade = gb.find_grade("explain", written, written, "ada")
+            assert (grade.manual_score, grade.needs_manual_grade) == (1.5, False)
+
+        _, cells, _ = course_grade(tmp_path / "class", out, course, "--force")
+        assert (float(cells["ada", "explain"]["score"]), cells["ada", "explain"]["status"]) == \
+            (1.5, "graded")
+        page.reload()
+        score = page.locator(".nbgrader_cell", has_text="Because I set it.").locator(".score")
+        score.wait_for(timeout=CELL_S)
+        shot("manual_score_after_forced_regrade")
+        assert score.input_value() == "1.5"
+        with Gradebook(f"sqlite:///{out / 'gradebook.db'}", COURSE_ID) as gb:
+            assert gb.find_grade("explain", written, written, "ada").needs_manual_grade is False

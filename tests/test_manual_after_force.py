@@ -12,6 +12,7 @@ import nbformat.v4
 import pytest
 
 from autograder.grading.defaults import COURSE_ID
+from autograder.grading.distribute.formgrader import graded_course_root
 from autograder.grading.kernels.bwrap import sandbox_problem
 from tests.instructor_course import answered, cell, course_grade, make_course, released
 
@@ -45,6 +46,7 @@ def runs(tmp_path_factory):
     nbformat.write(answered(notebook, {"answer": "x = 1", "explain": "Because I said so."}), path)
     out = tmp_path_factory.mktemp("out")
     seen = [course_grade(submitted, out, course)[1]["ada", "explain"]["status"]]
+    assert graded_course_root(out) == course.resolve()  # `course formgrader out` opens this course
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}", COURSE_ID) as gb:
         grade = gb.find_grade("explain", A, A, "ada")
         grade.manual_score, grade.needs_manual_grade = 1.5, False

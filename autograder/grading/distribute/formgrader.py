@@ -51,8 +51,29 @@ def formgrader_command(out: Path) -> str:
     return f"{course} formgrader {out}"
 
 
-def write_course_config(out: Path, root: Path = REPO_ROOT) -> Path:
-    """Write ``out/nbgrader_config.py`` (see the module's docstring); returns its path.
+# In DIR: the course root the class was graded against (``course grade --course-root``, else
+# this repository), so that the formgrader's source and Autograde are that course's.
+COURSE_ROOT_FILE = ".course-root"
+
+
+def record_course_root(out: Path, root: Path) -> None:
+    """Note in ``out`` the course root its class is graded against (:func:`graded_course_root`)."""
+    (Path(out) / COURSE_ROOT_FILE).write_text(f"{Path(root).resolve()}\n", encoding="utf-8")
+
+
+def graded_course_root(out: Path) -> Path:
+    """The course root noted in ``out`` by its last grading run: a folder holding
+    ``solutions/``; else (none noted, or no longer such a folder) this repository."""
+    try:
+        noted = Path((Path(out) / COURSE_ROOT_FILE).read_text(encoding="utf-8").strip())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return REPO_ROOT
+    return noted if noted.is_absolute() and (noted / SOURCE_DIR).is_dir() else REPO_ROOT
+
+
+def write_course_config(out: Path, root: Path | None = None) -> Path:
+    """Write ``out/nbgrader_config.py`` (see the module's docstring) for the course at ``root``
+    (default: the one ``out`` was graded against, :func:`graded_course_root`); returns its path.
 
     Raises:
         FileNotFoundError: ``out`` holds no ``gradebook.db`` (not graded by ``course grade``).
@@ -61,6 +82,7 @@ def write_course_config(out: Path, root: Path = REPO_ROOT) -> Path:
     if not (out / GRADEBOOK_FILE).is_file():
         raise FileNotFoundError(f"{out} holds no gradebook.db: grade a class into it first "
                                 f"with 'course grade SUBMITTED --out {out}'")
+    root = graded_course_root(out) if root is None else root
     path = out / "nbgrader_config.py"
     path.write_text(CONFIG_TEMPLATE.format(
         command=formgrader_command(out), root=str(out), source=source_in_view(out, root)))
@@ -130,8 +152,9 @@ def lab_argv(out: Path, extra: list[str]) -> list[str]:
     return argv + list(extra)
 
 
-def open_formgrader(out: Path, extra: list[str], root: Path = REPO_ROOT) -> None:
-    """Write ``out``'s course config, then replace this process with JupyterLab in ``out``."""
+def open_formgrader(out: Path, extra: list[str], root: Path | None = None) -> None:
+    """Write ``out``'s course config (for ``root``, default the course ``out`` was graded
+    against), then replace this process with JupyterLab in ``out``."""
     write_course_config(out, root)
     os.chdir(Path(out).resolve())
     argv = lab_argv(out, extra)

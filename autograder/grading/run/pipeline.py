@@ -34,7 +34,7 @@ from autograder.grading.analysis.similarity import compare_class, summary_lines,
 from autograder.grading.configure import configure_late_penalty
 from autograder.grading.course import REPO_ROOT, assignments, demo_cell_hashes, graded_cells_in_order
 from autograder.grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB, MIN_MEMORY_LIMIT_MB, SOURCE_DIR
-from autograder.grading.distribute.formgrader import show_in_view, submitted_view
+from autograder.grading.distribute.formgrader import record_course_root, show_in_view, submitted_view
 from autograder.grading.distribute.release import due_dates, release
 from autograder.grading.exports.lms import write_lms_exports
 from autograder.grading.failures import Outcome
@@ -238,6 +238,7 @@ class ClassGrading:
         """``out/submitted``, what the formgrader sees (:func:`~.distribute.formgrader.show_in_view`):
         each staged submission as staged, under the id it is graded as; the others taken out."""
         with gradebook_lock(self.layout.out):  # two runs on one folder write it one at a time
+            record_course_root(self.layout.out, self.root)
             view = submitted_view(self.layout.out, self.submitted_dir)
             for sub in subs if view is not None else []:
                 if not student_id_problem(sub.student_id):
