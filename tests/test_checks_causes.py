@@ -186,7 +186,7 @@ def fit_line_int_variable(x, y, lr, steps):
 
 def test_fit_line_names_int32_variable():
     fails_with(tapes.check_fit_line, fit_line_int_variable, "M20", "int32", "float",
-               "tf.Variable(0.0)")
+               "give the variable its dtype")
 
 
 # ------------------------------------------------------------ 8. jit_compile=True
