@@ -13,7 +13,11 @@ text spells an answer, by these heuristics:
   placeholder (``name = ...``, which says where a prediction goes, not what it is);
 * a call with arguments written as code: inside backticks, on a dotted name
   (``tape.watch(x)``, ``tf.Variable(0.0)``), or found as written in a solution notebook;
-* a backticked ``with`` or ``return`` line that passes arguments or returns a value.
+* a call of several arguments (``make_train_step(model, optimizer, ...)``), a method chain
+  with arguments (``.shuffle(len(x)).batch(batch_size)``), a comparison with a call on one side
+  (``s.decode() == word``);
+* a backticked ``return`` of a value, or a backticked ``if``, ``elif``, ``while`` or ``for``
+  line (``if x > 0:``, ``for item in items:``).
 """
 from __future__ import annotations
 
@@ -33,6 +37,9 @@ _RETURN_TF = re.compile(r"\breturn\s+`?(?:tf|keras|np)\.[\w.]*\(")
 _ASSIGN = re.compile(r"(?<![\w.=!<>+\-*/])([A-Za-z_][\w.\[\]]*(?:\s*,\s*[A-Za-z_][\w.]*)*)\s+"
                      r"(=|\+=|-=|\*=|/=)\s+(\S[^,;:]*)")
 _CALL = re.compile(r"(?<![\w.])([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*)\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+_CHAIN = re.compile(r"(?<![\w.])((?:\.[A-Za-z_]\w*\([^()]*(?:\([^()]*\)[^()]*)*\))+)")
+_COMPARE = re.compile(r"[\w.\]]+\([^()]*\)\s*[=!]=\s*\S|\S\s*[=!]=\s*[\w.]+\([^()]*\)")
+_HEADER = re.compile(r"^\s*(?:if|elif|while|for)\b.+:\s*$")
 _PLACEHOLDER = re.compile(r"""^\s*(?:\.\.\.|["']\.\.\.["']|\{\w+\}|<[^>]*>)""")
 
 
@@ -85,9 +92,19 @@ def reasons(text: str, solutions: str | None = None) -> list[str]:
             found.append(f"a backticked call: {call}")
         if re.match(r"\s*return\s+\S", fragment) and not _PLACEHOLDER.match(fragment[7:]):
             found.append(f"a backticked return: {fragment}")
+    for fragment in _TICKED.findall(text):
+        if _HEADER.match(fragment):
+            found.append(f"a backticked statement: {fragment}")
+    for chain in _CHAIN.findall(text):
+        if any(args.strip() not in ("", "...") for args in re.findall(r"\(([^()]*)", chain)):
+            found.append(f"a method chain written as code: {chain}")
+    for match in _COMPARE.finditer(text):
+        found.append(f"a comparison written as code: {match.group(0)}")
     for name, call in _calls_with_arguments(_TICKED.sub(" ", text)):
         if "." in name:
             found.append(f"a call written as code: {call}")
+        elif "," in call and not _maths(call):
+            found.append(f"a call of several arguments: {call}")
         elif len(_squash(call)) >= 8 and _squash(call) in solutions and not _maths(call):
             found.append(f"a call of the solutions: {call}")
     return found

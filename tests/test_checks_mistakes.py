@@ -97,7 +97,11 @@ def test_the_fix_scan_finds_a_spelt_answer():
                    "assign it back: ta = ta.write(i, s).",
                    "update in place: `w.assign_sub(lr * g)`",
                    "return the loss (`return loss_value`).",
-                   "end the model with Dense(10) and no activation"):
+                   "end the model with Dense(10) and no activation",
+                   "cache before shuffling: .cache().shuffle(len(x)).batch(batch_size).",
+                   "loop over the tensor (`for item in items:`) and add the even items.",
+                   "decode (s.decode() == word) or compare with word.encode().",
+                   "make it (make_train_step(model, optimizer, ...)) once."):
         assert spelt(answer), answer
     assert reasons("put @tf.function on the line above `def add`") == ["a decorator line"]
     assert reasons("x", solutions="") == []
@@ -108,5 +112,7 @@ def test_the_fix_scan_finds_a_spelt_answer():
                  "make add a tf.function: decorate the method itself.",
                  "set `predicted_traces = ...` in the prediction cell.",
                  "rewrite log(cosh(x)) so that no intermediate value overflows.",
-                 "compute the logits in inference mode (training=False), without a tape."):
+                 "compute the logits in inference mode (training=False), without a tape.",
+                 "leave reshuffle_each_iteration out of .shuffle(...) (its default is True).",
+                 "derive d/dx log(1 + e^x) on paper."):
         assert not spelt(idea), (idea, reasons(idea))

@@ -123,7 +123,8 @@ CATALOGUE = {
             "a dataset not shuffled by tf.data (no .shuffle, or the examples permuted once by "
             "NumPy before from_tensor_slices), or shuffled with reshuffle_each_iteration=False, "
             "gives the same order in every epoch",
-            ".shuffle(len(x)) before .batch, reshuffle_each_iteration left at its default True"),
+            "shuffle in tf.data, with a buffer as large as the data, before batching, "
+            "reshuffle_each_iteration left at its default True"),
     "M30": ("tf.numpy_function on the differentiated path",
             "tf.numpy_function runs NumPy outside the graph: the function runs and its value is "
             "right, but a tape gets no gradient through it (None)",
@@ -211,7 +212,7 @@ CATALOGUE = {
     "M53": ("exp overflow in a formula",
             "tf.exp(x) is inf in float32 for x > 88.7: log(1 + e^x) becomes inf and "
             "e^x / (1 + e^x) becomes inf / inf = NaN",
-            "rewrite with e^-|x|: x + log1p(e^-x) for x > 0, 1 / (1 + e^-x) for the derivative"),
+            "rewrite the value and the derivative with e^-|x|, which cannot overflow"),
     "M54": ("finite differences instead of a backward pass",
             "(f(w + eps) - f(w - eps)) / (2 eps) approximates a derivative: it is off in the "
             "last digits, wrong next to a kink such as ReLU's, and costs two forward passes per "
@@ -255,7 +256,7 @@ CATALOGUE = {
     "M66": ("shuffle after batch",
             ".shuffle after .batch moves whole batches: every epoch the same groups of "
             "neighbouring examples, only in another order",
-            ".shuffle(len(x)) before .batch(batch_size)"),
+            "shuffle every example, with a buffer as large as the data, before batching"),
     "M67": ("validation measured on other data",
             "the epoch loop never read val_ds (it evaluated on the training batches): the "
             "validation numbers then measure examples the model learnt from",

@@ -183,9 +183,10 @@ LOOP_EXIT = ("{what} raised while TensorFlow traced it: a `return` (or `break`) 
              "let every rule's `if` set the word and return once, after the loop (apply the "
              "rules in reverse to keep the first one that holds), or write the rules as an "
              "if/elif/else chain.")
-BRANCH_FIX = ("test the tensor itself (`if x > 0:`, which AutoGraph makes a tf.cond), setting the "
-              "word in each rule's `if` and returning it after the loop; an if/elif/else "
-              "chain, tf.case or tf.switch_case take the branch in the graph too.")
+BRANCH_FIX = ("let the condition be a comparison of the tensor itself (AutoGraph makes a Python "
+              "if on a tensor a tf.cond), setting the word in each rule's if and returning it "
+              "after the loop; an if/elif/else chain, tf.case or tf.switch_case take the branch "
+              "in the graph too.")
 
 
 @exercise("classify", module=MODULE, cases=[2.0, -3.0, 0.0],
@@ -213,8 +214,9 @@ def classify(case, obs, ctx):
                          f"the function, not the tensor's value on each call. `x is True`, "
                          f"`x is None` or `x == None` compare the tensor object itself, so "
                          f"they are the same on every call.", mistake="M17",
-                         fix="test the value with a TensorFlow comparison: `if x > 0:` / "
-                             "`elif x < 0:`.")
+                         fix="test the value with a comparison of the tensor itself (which "
+                             "AutoGraph turns into a tf.cond), not a Python identity test or a "
+                             "Python value.")
             if ctx.reveal:
                 got = text.item() if text.shape == () else text.tolist()
                 got = got.encode() if isinstance(got, str) else got
@@ -451,7 +453,8 @@ def count_word(case, obs, ctx):
         text = f"'{word}'" if ctx.reveal else "'...'"
         ctx.fail(f"{ctx.what} returned 0{shown}. A tf.string tensor holds bytes: "
                  f"labels.numpy() gives {raw}, and {raw} == {text} is False in Python.",
-                 mistake="M10", fix="decode (s.decode() == word) or compare with word.encode().")
+                 mistake="M10", fix="a tf.string entry holds bytes: decode it before comparing it "
+                                    "with a str, or encode the word and compare bytes with bytes.")
     if got != want:
         if ctx.reveal:
             ctx.fail(f"{ctx.what}: expected {want}, got {got}.", code="value")
@@ -461,8 +464,8 @@ def count_word(case, obs, ctx):
         ctx.fail(f"{ctx.what} returns the right count here, but the same count when the word "
                  f"occurs once more: the count does not follow the labels (a number worked "
                  f"out by hand?).", mistake="M21",
-                 fix="count the entries of labels that equal word: sum(1 for s in "
-                     "labels.numpy() if s.decode() == word).", code="constant")
+                 fix="count the entries of labels that equal word, comparing each entry's decoded "
+                     "text (or bytes with bytes), not its repr.", code="constant")
     if probe != want + 1:
         ctx.fail(f"{ctx.what}: with the word once more at the end of labels, the count should "
                  f"grow by one.", code="value")
@@ -519,9 +522,9 @@ def sum_even(case, obs, ctx):
     if not WHILE_OPS & op_types(obs):
         ctx.fail(f"{ctx.what} gives the right sums, but its graph for a vector of unknown "
                  f"length has no While loop: the loop does not run in the graph.",
-                 mistake="M21", fix="loop over the tensor (AutoGraph makes `for item in "
-                                    "items:` a tf.while_loop) and add the even items to a "
-                                    "tensor total inside the loop.", code="no_while")
+                 mistake="M21", fix="loop over the tensor itself (AutoGraph makes a for over a "
+                                    "tensor a tf.while_loop) and add the even items to a tensor "
+                                    "total inside the loop.", code="no_while")
     if not WHILE_OPS & op_types(obs, "known_op_types"):
         ctx.fail(f"{ctx.what} gives the right sums, but its graph for a vector of known length "
                  f"has no While loop: a Python range over the static length (items.shape[0] "
@@ -530,8 +533,8 @@ def sum_even(case, obs, ctx):
                  fix="make the loop a graph loop whatever the length: iterate the tensor itself, "
                      "or a tf.range over its dynamic size (tf.size), which AutoGraph turns into a "
                      "tf.while_loop.", code="unrolled")
-    fix = ("loop over the tensor (`for item in items:`), add the even items to a tensor total, "
-           "and return total.")
+    fix = ("loop over the tensor itself (AutoGraph makes a for over a tensor a tf.while_loop), "
+           "add the even items to a tensor total, and return that total.")
     refuse_py_function(ctx, obs, fix)
     require_from(ctx, obs, WHILE_OPS, "a While loop", fix, "loop_beside")
     if count(obs, "retraced"):

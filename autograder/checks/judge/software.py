@@ -1008,8 +1008,9 @@ def log1pexp(case, obs, ctx):
             ctx.fail(f"{ctx.what}: the gradient {mode} is NaN for large x: the backward's "
                      f"formula overflows (e^x / (1 + e^x) is inf / inf). The same derivative can "
                      f"be written with e^-x, which cannot overflow where x is large.",
-                     mistake="M53", fix="write the derivative as 1 / (1 + e^-x) (or 1 - 1 / "
-                                        "(1 + e^x)), times the upstream gradient.",
+                     mistake="M53", fix="derive the derivative on paper and write it in a form "
+                                        "that never evaluates e^x for a large x (the logistic "
+                                        "function is one), times the upstream gradient.",
                      code="grad_overflow")
         if _near(g, want_grad / upstream, 1e-5) and not _near(upstream, np.ones_like(upstream)):
             ctx.fail(f"{ctx.what}: the gradient ignores the upstream gradient: by the chain rule "

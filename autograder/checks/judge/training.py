@@ -339,7 +339,8 @@ def _judge_pipeline(ctx, seen, training, n, batch_size, labels):
             for block in np.split(order, np.cumsum(sizes)[:-1])):
         ctx.fail(f"{what}: each batch holds consecutive examples, so only the order of the "
                  "batches is shuffled: the shuffle comes after the batch.", mistake="M66",
-                 fix="shuffle before batching: .shuffle(len(x)).batch(batch_size).")
+                 fix="shuffle before batching, over every example: shuffling after batch only "
+                     "moves whole batches.")
     if seen["truncated"] or sorted(order.tolist()) != list(range(n)):
         got = (f", got {len(order)} examples ({len(set(order.tolist()))} different)"
                if shows_inputs and not seen["truncated"] else "")
@@ -383,23 +384,25 @@ def _fixed_order(ctx, what: str, stages: list, shuffled: bool) -> None:
              else "gives the same order of examples in every epoch")
     if not stages and shuffled:  # stages unreadable: both fixes
         ctx.fail(f"{what} {order}.", mistake="M29", code="same_order",
-                 fix="shuffle in the pipeline, .shuffle(len(x)) before .batch, and leave its "
-                     "reshuffle_each_iteration at the default True.")
+                 fix="shuffle in the tf.data pipeline, with a buffer as large as the data, before "
+                     "batching, and leave its reshuffle_each_iteration at the default True.")
     if shuffle is None:
         once = (" (examples permuted once, before tf.data, stay in that order)" if shuffled
                 else "")
         ctx.fail(f"{what} {order}: the pipeline has no .shuffle stage{once}.", mistake="M29",
-                 fix="add .shuffle(len(x)) before .batch(batch_size) when training is True; "
-                     "tf.data then draws a new order every epoch.", code="no_shuffle")
+                 fix="shuffle the training pipeline (when training is True) over every example, "
+                     "before it is batched; tf.data then draws a new order every epoch.", code="no_shuffle")
     if not shuffled:
         ctx.fail(f"{what} {order}: its .shuffle keeps the order of the examples (a buffer of "
                  "one example shuffles nothing).", mistake="M29",
-                 fix="shuffle over the whole training set: .shuffle(len(x)) before .batch.",
+                 fix="shuffle over the whole training set: a shuffle buffer as large as the data "
+                     "(a smaller one only mixes neighbours), before batching.",
                  code="small_shuffle_buffer")
     if any("Cache" in name for name in stages[:shuffle]):
         ctx.fail(f"{what} {order}: a .cache() after the .shuffle stores the first epoch's "
                  "order and replays it.", mistake="M29",
-                 fix="cache before shuffling: .cache().shuffle(len(x)).batch(batch_size).",
+                 fix="cache before shuffling: a cache after the shuffle replays the first epoch's "
+                     "order in every epoch.",
                  code="cache_after_shuffle")
     ctx.fail(f"{what} {order}: its .shuffle draws one order and keeps it "
              "(reshuffle_each_iteration=False).", mistake="M29",
@@ -865,9 +868,9 @@ def fit(case, obs, ctx):
         ctx.fail(f"{ctx.what} returns a history, but the optimizer given to fit did not take one "
                  f"step per batch of every epoch{got}: the training did not run through "
                  f"{CUSTOM_LOOP} with that optimizer.", mistake="M21", code="steps",
-                 fix="make the train step once with the optimizer fit was given "
-                     "(make_train_step(model, optimizer, ...)) and call it once on every batch "
-                     "of train_ds, in every epoch.")
+                 fix="make the train step once, through make_train_step with the model and the "
+                     "optimizer fit was given, and call it once on every batch of train_ds, in "
+                     "every epoch.")
     _judge_fit_rule(ctx, seed, obs["rule"])
 
 
