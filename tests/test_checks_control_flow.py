@@ -122,7 +122,8 @@ def test_classify_rejects_an_if_on_a_python_value_around_tf_where():
     def classify(x):
         if True:
             return tf.where(x > 0, "positive", tf.where(x < 0, "negative", "zero"))
-    fails_with(checks.check_classify, classify, "M21", "no If op", "if x > 0")
+    fails_with(checks.check_classify, classify, "M21", "no If op",
+               "let the condition be a comparison of the tensor itself")
 
 
 def test_classify_rejects_undecorated_function():
@@ -260,7 +261,7 @@ def test_tanh_loop_rejects_python_loop_in_a_py_function():
     def py_loop(x):  # prints once per iteration, from Python
         return tf.reshape(tf.py_function(_numpy_history, [x], tf.float32), [-1, tf.size(x)])
     error = fails_with(checks.check_tanh_loop, py_loop, "M21", "no While op")
-    assert "tf.reduce_sum(x) > 1" in str(error)
+    assert "a condition on the tensor" in str(error)
 
 
 def test_tanh_loop_rejects_loop_that_stops_early():
@@ -303,7 +304,7 @@ def test_fizzbuzz_accepts_tensor_array_loop():
 
 def test_fizzbuzz_rejects_dropped_write_result():
     fn = tf.function(lambda n: _fizzbuzz(n, keep_write=False))
-    fails_with(checks.check_fizzbuzz, fn, "M11", "ta = ta.write(i, s)")
+    fails_with(checks.check_fizzbuzz, fn, "M11", "keep what it returns")
 
 
 def test_fizzbuzz_accepts_vectorised_tf_where_and_a_table_of_one_period():
@@ -465,7 +466,7 @@ def test_sum_even_accepts_loop_with_continue():
 def test_sum_even_rejects_vectorised_sum_without_loop():
     # Issue 18: the right sums without the loop in the graph (M21; message as before).
     fn = tf.function(lambda items: tf.reduce_sum(tf.boolean_mask(items, items % 2 == 0)))
-    fails_with(checks.check_sum_even, fn, "M21", "While", "for item in items")
+    fails_with(checks.check_sum_even, fn, "M21", "While", "loop over the tensor itself")
 
 
 def test_sum_even_rejects_loop_around_a_hand_computed_sum():
@@ -928,7 +929,7 @@ def sum_even_draft(items):  # the notebook's draft: a Python range over the stat
 
 def test_sum_even_rejects_the_draft_ranging_over_the_static_length():
     error = fails_with(checks.check_sum_even, sum_even_draft, "M57", "TypeError",
-                       "for item in items")
+                       "iterate the tensor itself")
     assert error.code == "static_length"
 
 
@@ -942,7 +943,7 @@ def test_sum_even_rejects_range_of_len_unrolled_for_a_known_length():
             if items[i] % 2 == 0:
                 total += items[i]
         return total
-    fails_with(checks.check_sum_even, by_len, "M57", "known length", "tf.range(tf.size(items))")
+    fails_with(checks.check_sum_even, by_len, "M57", "known length", "a tf.range over its dynamic size")
 
 
 def test_grading_sum_even_words_m57():

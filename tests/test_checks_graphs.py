@@ -444,7 +444,7 @@ def test_grad_through_matches_analytic_derivatives():
 
 
 def test_grad_through_rejects_unwatched_constant():
-    fails_with(checks.check_grad_through, grad_through_unwatched, "M01", "tape.watch")
+    fails_with(checks.check_grad_through, grad_through_unwatched, "M01", "GradientTape.watch")
 
 
 def test_grad_through_accepts_forward_mode_and_functions_given_by_coefficients():
@@ -476,7 +476,7 @@ def grad_through_finite_difference(f, x):
 
 def test_grad_through_rejects_derivatives_written_by_hand():
     fails_with(checks.check_grad_through, grad_through_by_hand, "M21", "no tape computed it",
-               "tape.gradient(y, x)")
+               "with respect to x")
 
 
 def test_grad_through_rejects_finite_differences():
@@ -620,7 +620,7 @@ def test_grading_accumulator_and_not_tf_function_findings():
 
     with pytest.raises(CheckFailed) as info:
         _graded("check_accumulator", Eager, [[5.0]])
-    assert info.value.code == "not_tf_function" and "@tf.function" in str(info.value)
+    assert info.value.code == "not_tf_function" and "a tf.function" in str(info.value)
 
 
 def test_printed_counts_leave_out_tensorflow_log_lines():
@@ -650,7 +650,7 @@ def grad_through_laundered(f, x):
 
 def test_grad_through_rejects_a_derivative_laundered_through_a_tape():
     error = fails_with(checks.check_grad_through, grad_through_laundered, "M21",
-                       "target", "not f(x)", "tape.gradient(y, x)")
+                       "target", "not f(x)", "with respect to x")
     assert error.code == "target_not_f"
 
 
@@ -775,13 +775,13 @@ def noisy_square_numpy(x):
 def test_noisy_square_with_numpy_is_sent_to_tf_print_not_to_py_function():
     # tf.py_function is what this check refuses: the fix is the one the exercise accepts.
     error = fails_with(checks.check_noisy_square, noisy_square_numpy, "M16",
-                       "symbolic", 'tf.print("square of", x)')
+                       "symbolic", "print x with tf.print: an op of the graph")
     assert error.code == "numpy_in_graph"
     assert "wrap Python-only code in tf.py_function" not in flat(error)
     with pytest.raises(CheckFailed) as info:
         _graded("check_noisy_square", noisy_square_numpy, [[-1.5, 4]])
     message = flat(info.value)
-    assert info.value.mistake == "M16" and 'tf.print("square of", x)' in message, message
+    assert info.value.mistake == "M16" and "print x with tf.print: an op of the graph" in message, message
     assert "-1.5" not in message and "or tf.py_function" not in message
 
 
@@ -836,7 +836,7 @@ def test_grad_through_with_jacobian_still_rejects_the_wrong_answers():
         with tf.GradientTape() as tape:
             y = f(x)
         return tape.jacobian(y, x)
-    fails_with(checks.check_grad_through, unwatched, "M01", "tape.watch")
+    fails_with(checks.check_grad_through, unwatched, "M01", "GradientTape.watch")
 
 
 # ------------------------------------------------------------------ issue 27: predictions
@@ -1032,7 +1032,7 @@ class AccumulatorModuleLevel(tf.Module):
 def test_accumulator_rejects_one_module_level_variable_for_all_instances():
     SHARED_TOTAL.assign(0.0)
     fails_with(checks.check_accumulator, AccumulatorModuleLevel, "M32", "starts where the first",
-               "own variable")
+               "its own tf.Variable")
 
 
 def test_accumulator_names_the_shared_variable_after_earlier_calls_moved_it():
@@ -1040,7 +1040,7 @@ def test_accumulator_names_the_shared_variable_after_earlier_calls_moved_it():
     # variable no longer starts at 0, and the finding must still be M32, not "values differ".
     SHARED_TOTAL.assign(17.5)
     fails_with(checks.check_accumulator, AccumulatorModuleLevel, "M32", "starts where the first",
-               "own variable")
+               "its own tf.Variable")
 
 
 def test_accumulator_accepts_a_variable_made_once_on_the_first_call():

@@ -48,7 +48,7 @@ def test_message_names_mistake_and_exercise_first_and_the_fix_on_its_own_line():
     lines = str(error).splitlines()
     assert lines[0].startswith("[M01: unwatched tf.constant] square_grad (input 3.0)")
     assert [line for line in lines if line.startswith("Fix: ")] == [
-        "Fix: call `tape.watch(x)` inside the `with tf.GradientTape() as tape:` block,"]
+        "Fix: a tape follows tf.Variables by itself, constants only when told to: ask"]
     assert max(map(len, lines)) <= WIDTH
 
 
@@ -76,3 +76,43 @@ def test_ipython_shows_only_the_message(capsys):
     assert "Fix: replace `raise NotImplementedError()`" in shown
     for noise in ("Traceback", "File ", "autograder/checks", "During handling"):
         assert noise not in shown
+
+
+def test_no_fix_hands_the_student_a_line_of_the_answer():
+    from tests.fix_texts import fix_texts, spelt_fixes
+
+    texts = fix_texts()
+    assert len(texts) > 300  # the scan reads the check modules and the catalogue
+    assert any(where.startswith("mistakes.py M01") for where, _ in texts)
+    assert any("judge/tapes.py" in where for where, _ in texts)
+    assert spelt_fixes() == []
+
+
+def test_the_fix_scan_finds_a_spelt_answer():
+    from tests.fix_texts import reasons, spelt
+
+    for answer in ("call tape.watch(x) inside the `with` block before calling f(x).",
+                   "return tf.function(fahrenheit, input_signature=[...])",
+                   "put @tf.function on the line above `def add`",
+                   "assign it back: ta = ta.write(i, s).",
+                   "update in place: `w.assign_sub(lr * g)`",
+                   "return the loss (`return loss_value`).",
+                   "end the model with Dense(10) and no activation",
+                   "cache before shuffling: .cache().shuffle(len(x)).batch(batch_size).",
+                   "loop over the tensor (`for item in items:`) and add the even items.",
+                   "decode (s.decode() == word) or compare with word.encode().",
+                   "make it (make_train_step(model, optimizer, ...)) once."):
+        assert spelt(answer), answer
+    assert reasons("put @tf.function on the line above `def add`") == ["a decorator line"]
+    assert reasons("x", solutions="") == []
+    for idea in ("a tape follows constants only when told to: ask it to watch x (read "
+                 "GradientTape.watch) inside its block.",
+                 "return the tf.function that wraps fahrenheit itself, with an input_signature "
+                 "(read tf.function's input_signature and tf.TensorSpec).",
+                 "make add a tf.function: decorate the method itself.",
+                 "set `predicted_traces = ...` in the prediction cell.",
+                 "rewrite log(cosh(x)) so that no intermediate value overflows.",
+                 "compute the logits in inference mode (training=False), without a tape.",
+                 "leave reshuffle_each_iteration out of .shuffle(...) (its default is True).",
+                 "derive d/dx log(1 + e^x) on paper."):
+        assert not spelt(idea), (idea, reasons(idea))

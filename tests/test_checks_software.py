@@ -177,7 +177,7 @@ def test_sgd_step_names_update_that_never_runs():
 
 
 def test_sgd_step_rejects_plain_python_function():
-    fails(checks.check_sgd_step, sgd_step.python_function, says="@tf.function")
+    fails(checks.check_sgd_step, sgd_step.python_function, says="a tf.function")
 
 
 def test_sgd_step_names_variable_created_inside():
@@ -261,7 +261,7 @@ def test_train_with_optimizer_names_shared_tf_function():
 
     def shared(optimizer, x, y, w1, w2, steps):
         return [float(shared_step(optimizer, x, y, w1, w2)) for _ in range(steps)]
-    fails(checks.check_train_with_optimizer, shared, "M07", "optimizer.build")
+    fails(checks.check_train_with_optimizer, shared, "M07", "build the optimizer for both weights first")
 
 
 def test_train_with_optimizer_rejects_updates_that_never_run():
@@ -308,7 +308,7 @@ def test_graph_backward_tape_rejects_the_formulas_of_exercise_1():
     def by_formula(x, y, z):
         return tf.reduce_sum(x * y + z), y, x, tf.ones_like(z)
     fails_with(checks.check_graph_backward_tape, by_formula, "M21",
-               "no tape computed grad_x, grad_y and grad_z", "tape.gradient")
+               "no tape computed grad_x, grad_y and grad_z", "the gradients the tape gives of c")
 
 
 def test_graph_backward_tape_rejects_one_gradient_by_formula():
@@ -361,7 +361,7 @@ def test_sgd_step_rejects_gradients_derived_by_hand():
         w2.assign_sub(lr * g2)
         return loss
     fails_with(checks.check_sgd_step, by_hand, "M21", "no tape computed the gradients",
-               "tape.gradient(loss, [w1, w2])")
+               "the gradients of the loss with respect to both weights")
 
 
 def test_sgd_step_rejects_updates_that_ignore_the_tapes_gradients():
@@ -721,7 +721,7 @@ def test_step_report_names_the_variable_kept_instead_of_a_copy():
         return losses, not all(np.array_equal(b.numpy(), w.numpy())
                                for b, w in zip(before, (w1, w2)))
     fails_with(check_report, aliased, None, "did you keep the variables themselves",
-               "w1.numpy()")
+               "keep copies of both weights' values")
 
 
 def test_step_report_rejects_calls_and_returns_of_the_wrong_form():
@@ -1226,7 +1226,7 @@ def test_train_with_optimizer_draft_of_the_notebook_shares_one_step_between_opti
     exec(compile(ast.Module([n for n in tree.body if isinstance(n, ast.FunctionDef)], []),
                  "draft", "exec"), namespace)
     fails(checks.check_train_with_optimizer, namespace["train_with_optimizer_draft"], "M07",
-          says="optimizer.build")
+          says="build the optimizer for both weights first")
 
 
 def test_train_with_optimizer_accepts_a_shared_step_once_each_optimizer_is_built(capsys):

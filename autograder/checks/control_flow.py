@@ -205,9 +205,9 @@ def collect_tanh_loop(fn, case, ctx):
         f"variable whose shape changes from one iteration to the next (one more row each "
         f"time). tf.while_loop needs every loop variable to keep its shape and dtype unless "
         f"told otherwise.",
-        "collect the rows in a tf.TensorArray (ta = ta.write(i, x), then ta.stack()), or "
-        "declare the changing shape with tf.autograph.experimental.set_loop_options("
-        "shape_invariants=[(history, tf.TensorShape([None, None]))]) as the loop's first line.")
+        "a loop variable of a graph loop keeps one shape: collect the rows in a tf.TensorArray "
+        "(read how its write returns a new array, and its stack), or declare the changing shape "
+        "to AutoGraph with shape invariants (read tf.autograph.experimental.set_loop_options).")
     got, lines, traces = [], [], []
     for _ in range(2):
         with capture_output() as out:
@@ -366,8 +366,8 @@ def collect_sum_even(fn, case, ctx):
         f"{unknown} raised TypeError: the loop is a Python range over the static length "
         f"(items.shape[0] is None when the length is not known), so it runs while tracing, "
         f"not in the graph.",
-        "loop over the tensor itself (`for item in items:`) or over "
-        "tf.range(tf.size(items)).")
+        "make the loop a graph loop whatever the length: iterate the tensor itself, or a tf.range "
+        "over its dynamic size (tf.size), which AutoGraph turns into a tf.while_loop.")
     ops = call(graph_ops, fn, tf.TensorSpec([None], tf.int32), what=unknown, explain=explain)
     known = sorted(set(call(graph_op_types, fn, tf.TensorSpec(items.shape, tf.int32),
                             what=ctx.what)))

@@ -499,7 +499,8 @@ def collect_accumulator(cls, case, ctx):
     for _ in range(2):  # a second instance must not share the first one's total
         acc = call(cls, what=f"{ctx.exercise}()")
         require_tf_function(getattr(acc, "add", None), "Accumulator.add",
-                             fix="put @tf.function on the line above `def add`.")
+                             fix="make add a tf.function: decorate the method itself (read how "
+                                 "tf.function decorates a method).")
         totals = [snapshot(call(acc.add, _scalar(x), what=f"{ctx.exercise}.add "
                                         f"({ctx.label}, call {step + 1})"))
                   for step, x in enumerate(values)]
@@ -568,7 +569,9 @@ def collect_make_celsius_to_fahrenheit(make_fn, case, ctx):
     __tracebackhide__ = True
     fn = call(make_fn, what="make_celsius_to_fahrenheit()")
     require_tf_function(fn, "The function returned by make_celsius_to_fahrenheit()",
-                         fix="return tf.function(fahrenheit, input_signature=[...]).")
+                         fix="return the tf.function that wraps fahrenheit itself, with an "
+                             "input_signature (read tf.function's input_signature and "
+                             "tf.TensorSpec).")
     what = f"make_celsius_to_fahrenheit() called on {ctx.label}"
     *vectors, as_list = celsius_inputs(case)
     got = [snapshot(call(fn, tf.constant(c), what=what, explain=_refused_input(what)))
@@ -668,7 +671,8 @@ def collect_grad_through(fn, case, ctx):
     if got is None:
         fail(f"{ctx.what} returned None: x is a tf.constant, and a tape only records "
              f"operations on what it watches.", mistake="M01",
-             fix="call tape.watch(x) inside the `with` block before calling f(x).")
+             fix="a tape follows tf.Variables by itself, constants only when told to: ask the "
+                 "tape to watch x (read GradientTape.watch) inside its block, before f runs on it.")
     from_autodiff, traced = record.produced(got), tracing_count(f) > 0
     targets = producing_targets(record, got)
     if is_tf_function(fn):

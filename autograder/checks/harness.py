@@ -586,8 +586,9 @@ def _non_persistent(error, what):
     if isinstance(error, RuntimeError) and "non-persistent" in str(error):
         return ("M04", f"{what} raised RuntimeError: a tape frees what it recorded after its "
                 f"first `gradient` call, and a second call was made on it.",
-                "create it with `tf.GradientTape(persistent=True)` when you need several "
-                "gradients from it (and `del tape` afterwards), or use one tape per gradient.")
+                "a tape frees its record after one gradient call unless it is persistent: read "
+                "GradientTape's persistent argument (and release such a tape when done), or use "
+                "one tape per gradient.")
 
 
 def _created_variable(error, what):
@@ -615,8 +616,8 @@ def _python_if(error, what):
                 f"no Python truth value, so `if tensor:` (or `while tensor:`) cannot run. "
                 f"AutoGraph converts such an `if` to tf.cond only when it is on (not "
                 f"autograph=False) and the condition is a tensor.",
-                "write tf.cond(pred, true_fn, false_fn) yourself, or let AutoGraph convert a "
-                "plain `if x > 0:`.")
+                "decide the branch in the graph: read tf.cond (two functions of no arguments, one "
+                "per branch), or let AutoGraph convert a Python if on the tensor.")
 
 
 def _numpy_target(error, what):
@@ -648,8 +649,9 @@ def _python_list(error, what):
                 f"body of a tf.function is used after the loop. A Python list filled in a "
                 f"`for`/`while` over a tensor keeps tensors of the loop's own graph, which are "
                 f"out of scope outside it.",
-                "accumulate in a tf.TensorArray (ta = ta.write(i, value), then ta.stack()) or in "
-                "a tensor updated each iteration (total += item).")
+                "a Python list cannot hold a graph loop's tensors: accumulate in a tf.TensorArray "
+                "(read how its write returns a new array, and its stack), or in a tensor the loop "
+                "updates on each iteration.")
 
 
 _XLA_OP = re.compile(r"on XLA_\w+: (\w+) \(")
@@ -678,8 +680,8 @@ def _mixed_dtypes(error, what):
         return ("M20", f"{what} raised InvalidArgumentError: {op} got a {want} tensor and a "
                 f"{got} tensor. A tf.Variable or tf.constant made from a Python int (0, not "
                 f"0.0) is int32, and TensorFlow never converts dtypes silently.",
-                "write float literals (tf.Variable(0.0)) or give the dtype "
-                "(tf.Variable(0, dtype=tf.float32)).")
+                "an integer literal makes an int32 tensor: start from a float literal, or give "
+                "the variable its dtype (read tf.Variable's dtype argument).")
 
 
 #: Detectors tried in order on an exception from student code.

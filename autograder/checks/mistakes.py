@@ -13,16 +13,19 @@ from __future__ import annotations
 CATALOGUE = {
     "M01": ("unwatched tf.constant",
             "tape.gradient returns None: a tape follows tf.Variables by itself, constants only "
-            "when told to", "tape.watch(x) inside the with block"),
+            "when told to", "tell the tape to watch the constant (read GradientTape.watch), "
+                            "inside the with block"),
     "M02": ("integer input to the tape",
             "None (and a warning): only floating-point tensors have gradients",
             "make the input float32"),
     "M03": ("variable replaced by a tensor",
             "w = w - lr * g makes w a plain tensor; the next tape does not watch it",
-            "update in place: w.assign_sub(lr * g)"),
+            "update the variable in place (read tf.Variable's assign_sub), so it stays the "
+            "variable the tape watches"),
     "M04": ("gradient called twice on a non-persistent tape",
             "RuntimeError: the tape freed what it recorded after the first call",
-            "tf.GradientTape(persistent=True), then del tape"),
+            "a persistent tape for several gradient calls (read GradientTape's persistent "
+            "argument), released once done"),
     "M05": ("loss computed outside the tape",
             "None: the tape stopped recording when its with block closed",
             "compute everything from the inputs to the loss inside the block"),
@@ -45,7 +48,7 @@ CATALOGUE = {
             "decode the bytes, or compare with bytes"),
     "M11": ("TensorArray.write result dropped",
             "in a graph every entry stays b''",
-            "ta = ta.write(i, value)"),
+            "TensorArray.write returns a new TensorArray: keep what it returns"),
     "M12": ("an op without a gradient in the loss",
             "tf.round, tf.argmax or a cast to an integer dtype cut the gradient: None for every "
             "weight, so the optimizer has nothing to apply",
@@ -60,7 +63,7 @@ CATALOGUE = {
             "only tf.* operations between the sources and the target"),
     "M15": ("Python list filled inside a tf.function loop",
             "a tensor made in the loop body is 'out of scope' outside it",
-            "a tf.TensorArray (ta = ta.write(i, v)), or a running tensor total"),
+            "a tf.TensorArray (its write returns the new array to keep), or a running tensor total"),
     "M16": (".numpy() or NumPy inside a tf.function",
             "AttributeError or NotImplementedError: a graph's tensors are symbolic, they have no "
             "value while the function is traced",
@@ -76,11 +79,11 @@ CATALOGUE = {
             "function must print or make strings, leave jit_compile=True off it"),
     "M19": ("tf.config.run_functions_eagerly(True) left on",
             "every tf.function runs as plain Python: what only happens in graphs disappears",
-            "tf.config.run_functions_eagerly(False) once debugging is done"),
+            "switch tf.config.run_functions_eagerly back off once debugging is done"),
     "M20": ("integer tensor mixed with float tensors",
             "tf.Variable(0) or tf.constant(1) is int32; an op with a float32 operand raises "
             "InvalidArgumentError ('expected to be a int32 tensor but is a float tensor')",
-            "write float literals: tf.Variable(0.0)"),
+            "start from float literals, or give the dtype: one dtype for every operand of an op"),
     "M21": ("the right numbers without the idea",
             "the values are right, but the mechanism the exercise teaches did not make them (a "
             "derivative written by hand instead of a tape, Keras fit instead of the custom loop)",
@@ -100,15 +103,18 @@ CATALOGUE = {
     "M25": ("Python counter as a graph's state",
             "self.step += 1 on a Python int runs once, while tracing: the graph keeps that "
             "value, and an if on it is decided once",
-            "a tf.Variable counter: self.step.assign_add(1), conditions on its value"),
+            "a tf.Variable counter, changed in place (read assign_add), and conditions on its "
+            "value"),
     "M26": ("a retrace for every Python number",
             "a Python float argument is part of the trace key: each new value traces a new "
             "graph, and TensorFlow warns that calls 'triggered tf.function retracing'",
-            "pass tensors (tf.constant(lr)) or give the function an input_signature"),
+            "pass tensors, whose values are not part of the trace key, or give the function an "
+            "input_signature"),
     "M27": ("target not held fixed",
             "the gradient also flows into a target computed from the same weights (a TD or "
             "target-network target), so the update follows the full gradient",
-            "tf.stop_gradient(target), or compute it under tape.stop_recording()"),
+            "hold the target fixed with tf.stop_gradient around it alone, or compute it while the "
+            "tape stops recording (GradientTape.stop_recording)"),
     "M28": ("ops of loops and conditions not counted",
             "graph.get_operations() and graph_def.node list the top-level graph only; loop "
             "bodies and branches are functions of graph_def.library",
@@ -117,7 +123,8 @@ CATALOGUE = {
             "a dataset not shuffled by tf.data (no .shuffle, or the examples permuted once by "
             "NumPy before from_tensor_slices), or shuffled with reshuffle_each_iteration=False, "
             "gives the same order in every epoch",
-            ".shuffle(len(x)) before .batch, reshuffle_each_iteration left at its default True"),
+            "shuffle in tf.data, with a buffer as large as the data, before batching, "
+            "reshuffle_each_iteration left at its default True"),
     "M30": ("tf.numpy_function on the differentiated path",
             "tf.numpy_function runs NumPy outside the graph: the function runs and its value is "
             "right, but a tape gets no gradient through it (None)",
@@ -127,13 +134,14 @@ CATALOGUE = {
             "inside a tf.function an f-string (or str(), format) runs once, while TensorFlow "
             "traces: it formats the symbolic tensor (Tensor(\"x:0\", ...)) into a constant "
             "string, which tf.print then prints on every call instead of the value",
-            "pass the tensor to tf.print as an argument of its own: tf.print(\"label\", x)"),
+            "pass the tensor to tf.print as an argument of its own, beside the label, not "
+            "formatted into a string"),
     "M32": ("one tf.Variable shared by every instance",
             "a tf.Variable made once at module level (or as a class attribute) and used by "
             "every instance avoids the ValueError of a variable made inside a tf.function, "
             "but all instances update the same state: a second object starts where the "
             "first stopped",
-            "make the variable per instance, in __init__: self.total = tf.Variable(0.0)"),
+            "make the variable per instance, once, in __init__"),
     "M33": ("log(cosh(x)) overflowing float32",
             "cosh(x) exceeds float32's largest value (about 3.4e38) for |x| above about 89: "
             "log(cosh(x)) is then inf and its gradient nan (or 0 just below), although "
@@ -144,7 +152,7 @@ CATALOGUE = {
             "str(b) and repr(b) of a tf.string entry write the bytes with escapes "
             "(b'caf\\xc3\\xa9'), not the text, and an ASCII decoding raises "
             "UnicodeDecodeError: a comparison built on them is right for plain ASCII words only",
-            "decode (label.decode('utf-8') == word) or compare bytes (label == word.encode())"),
+            "decode the bytes as UTF-8 before comparing with a str, or compare bytes with bytes"),
     "M36": ("a name set on one path of a tensor if only",
             "AutoGraph makes a tensor if a tf.cond, which traces every branch whatever the "
             "value: ValueError \"'word' must also be initialized in the else branch\" while "
@@ -154,8 +162,8 @@ CATALOGUE = {
             "tf.while_loop needs each loop variable to keep its shape and dtype: ValueError "
             "\"'history' has shape (1, 2) before the loop, but shape (2, 2) after one "
             "iteration\" while tracing",
-            "collect rows in a tf.TensorArray, or declare the shape with "
-            "tf.autograph.experimental.set_loop_options(shape_invariants=...); keep one dtype"),
+            "collect rows in a tf.TensorArray, or declare the changing shape as a shape invariant "
+            "(read tf.autograph.experimental.set_loop_options); keep one dtype"),
     "M40": ("a tf.data iterator made inside the tf.function",
             "iter(dataset) inside a tf.function is an op of the graph: every call makes a new "
             "iterator, from the start, and next() on it gives the first element every time",
@@ -168,12 +176,13 @@ CATALOGUE = {
     "M44": ("an update that is not the tape's gradient",
             "the step applied to the weights is written by hand beside a tape.gradient call "
             "whose result it does not use: the tape decides nothing",
-            "apply what tape.gradient returned: w.assign_sub(lr * tape.gradient(loss, w))"),
+            "apply what tape.gradient returned: the update is made from the tape's gradient, not "
+            "written beside it"),
     "M45": ("full Hessian built for a Hessian-vector product",
             "a jacobian of the gradient (or one gradient per entry) materialises the n x n "
             "Hessian: n times the memory of H v and about n gradients of time",
-            "forward-over-back: acc.jvp(g) for the tape's gradient g, inside a "
-            "ForwardAccumulator(primals=x, tangents=v)"),
+            "forward-over-back: the jvp of the tape's gradient, taken inside a "
+            "tf.autodiff.ForwardAccumulator whose primal is x and tangent v"),
     "M46": ("another autodiff spelling than the exercise asks",
             "the derivative is correct (forward-over-back where nested tapes are asked, or "
             "back-over-back where forward-over-back is), but the exercise is about the "
@@ -182,7 +191,8 @@ CATALOGUE = {
     "M47": ("model.predict inside the tape",
             "model.predict runs Keras' own loop and returns a NumPy array: the tape records "
             "nothing from the weights to the loss, and every gradient is None",
-            "call the model, model(x), inside the tape; keep predict for inference"),
+            "call the model object itself inside the tape, so the tape records the forward pass; "
+            "keep predict for inference"),
     "M50": ("a loss computed from probabilities",
             "softmax rounds a probability far below 1e-38 to exactly 0 in float32, so "
             "-log(softmax(logits)) is inf for logits [1000, 0] and its gradient NaN; clipping "
@@ -192,8 +202,8 @@ CATALOGUE = {
     "M51": ("tf.where over a branch whose gradient is inf",
             "tf.where picks a finite value, but the gradient flows through both branches: the "
             "unpicked one's inf times the 0 that tf.where sends it is NaN",
-            "the double where: feed the unsafe op a safe input (tf.where(ok, x, 1.0)) before "
-            "the outer tf.where; better, a formula with no unsafe branch"),
+            "the double where: a first tf.where feeds the unsafe op a safe input where it would "
+            "blow up, before the outer tf.where; better, a formula with no unsafe branch"),
     "M52": ("a custom gradient that asks autodiff",
             "a backward that opens a tape (or calls tf.gradients, or the op's registered "
             "gradient) over the built-in op returns the built-in gradient, with its "
@@ -202,7 +212,7 @@ CATALOGUE = {
     "M53": ("exp overflow in a formula",
             "tf.exp(x) is inf in float32 for x > 88.7: log(1 + e^x) becomes inf and "
             "e^x / (1 + e^x) becomes inf / inf = NaN",
-            "rewrite with e^-|x|: x + log1p(e^-x) for x > 0, 1 / (1 + e^-x) for the derivative"),
+            "rewrite the value and the derivative with e^-|x|, which cannot overflow"),
     "M54": ("finite differences instead of a backward pass",
             "(f(w + eps) - f(w - eps)) / (2 eps) approximates a derivative: it is off in the "
             "last digits, wrong next to a kink such as ReLU's, and costs two forward passes per "
@@ -218,12 +228,13 @@ CATALOGUE = {
             "inside a tf.function str(i) runs once, while tracing, on the symbolic tensor: it "
             "gives its name, 'Tensor(\"while/Placeholder:0\", shape=(), dtype=int32)', written "
             "into the graph as a constant, never the number",
-            "convert with an op of the graph: tf.strings.as_string(i) (or tf.strings.format)"),
+            "convert with an op of the graph (read tf.strings.as_string, or tf.strings.format)"),
     "M57": ("a Python range over a tensor's static length",
             "range(items.shape[0]) or range(len(items)) is a Python loop while the length is "
             "known: the graph holds one copy of the body per item (a new graph for every "
             "length), and for a vector of unknown length shape[0] is None (TypeError)",
-            "loop over the tensor itself (for item in items) or over tf.range(tf.size(items))"),
+            "loop over the tensor itself, or over a tf.range of its dynamic size (tf.size): a "
+            "graph loop"),
     "M60": ("a product's gradient times its own factor",
             "for a = x * y the local derivative with respect to x is y, the other factor: "
             "grad_a * x sends each input its own value, and grad_x, grad_y come out swapped",
@@ -232,20 +243,20 @@ CATALOGUE = {
             "a sum over every entry sends its upstream gradient to each entry of its input, so "
             "that gradient is an array shaped like the input; the number 1.0 in its place "
             "broadcasts in arithmetic but is the gradient of no variable of the graph",
-            "build it with the input's shape: grad_c * np.ones_like(b)"),
+            "build it with the input's shape: every entry the upstream gradient"),
     "M64": ("a Hessian reduced to its column sums",
             "outer.gradient(g, x) of the inner tape's gradient g differentiates sum(g): one "
             "number per entry of x, the Hessian's column sums, not the (n, n) matrix",
-            "outer.jacobian(g, x), which keeps one row per entry of g"),
+            "the outer tape's jacobian of g, which keeps one row per entry of g"),
     "M65": ("float64 features in the input pipeline",
             "from_tensor_slices keeps NumPy's float64: the dataset moves twice the bytes, Keras "
             "casts every batch again, and a tf.matmul with a float32 kernel raises "
             "InvalidArgumentError",
-            "convert first: from_tensor_slices((x.astype('float32'), y))"),
+            "convert the features to float32 before from_tensor_slices"),
     "M66": ("shuffle after batch",
             ".shuffle after .batch moves whole batches: every epoch the same groups of "
             "neighbouring examples, only in another order",
-            ".shuffle(len(x)) before .batch(batch_size)"),
+            "shuffle every example, with a buffer as large as the data, before batching"),
     "M67": ("validation measured on other data",
             "the epoch loop never read val_ds (it evaluated on the training batches): the "
             "validation numbers then measure examples the model learnt from",
@@ -262,7 +273,7 @@ CATALOGUE = {
     "M70": ("a tf.Variable replaced instead of assigned",
             "a tf.function holds the variable object it captured when it traced; binding the "
             "name to a new tf.Variable later leaves the graph reading the old one",
-            "make the variable once and change it in place: v.assign(value)"),
+            "make the variable once and change it in place (read tf.Variable's assign)"),
     "M71": ("a prediction that is not a plain value",
             "a prediction is checked as written: a tensor, a string or a number of the wrong "
             "kind (2.0 for a count) is a measurement or a guess in the wrong form, not the "
@@ -305,8 +316,8 @@ CATALOGUE = {
             "a Python range over a fixed number (range(64) over a padded copy, or that many "
             "tf.conds) is unrolled while tracing: the graph holds that many copies of the body, "
             "right for inputs up to that length and wrong past it",
-            "loop in the graph over every item: for s in scores:, tf.range(tf.size(scores)), or "
-            "a vector op with no loop"),
+            "loop in the graph over every item: over the tensor itself or a tf.range of its "
+            "dynamic size, or a vector op with no loop"),
     "M80": ("fn.python_function called to debug eagerly",
             "python_function is the Python body under one tf.function's decorator: called, it "
             "runs that body eagerly, but every tf.function it calls still traces and runs as a "
@@ -320,8 +331,8 @@ CATALOGUE = {
             "(tf.nn's losses, any op in between, a metric from log_softmax, a caller of the "
             "exported model) applies a second, nearly flat softmax, so even right and certain "
             "outputs cost 1.46 for 10 classes instead of 0",
-            "end the model with logits: Dense(10) with no activation; the loss applies the "
-            "softmax"),
+            "end the model with logits: a last Dense layer with no activation; the loss applies "
+            "the softmax"),
     "M86": ("a final model below the accuracy asked",
             "training ran and the model is the notebook's network, but it classifies too few "
             "held-out digits: too few epochs, or a learning rate too small to get there (or "
@@ -334,7 +345,7 @@ CATALOGUE = {
             "methods (__call__, get_concrete_function, experimental_get_tracing_count), answers "
             "isinstance but reports traces and graphs of its own making: TensorFlow traced "
             "nothing of it",
-            "return what tf.function(...) or @tf.function makes, unchanged"),
+            "return the object tf.function itself makes (called or as a decorator), unchanged"),
 }
 
 #: M id -> short name, as messages show it.

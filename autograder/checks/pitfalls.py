@@ -324,7 +324,7 @@ def collect_make_scaler(make_fn, case, ctx):
              f"{type(made).__name__}.", fix="return set_scale, scaled", code="type")
     set_scale, scaled = made
     _require_tf_function(scaled, "scaled, the second function make_scaler returns",
-                         "keep @tf.function on scaled.")
+                         "keep scaled a tf.function.")
     results = [_call(scaled, x, what=ctx.what) for _ in range(2)]
     for scale in [float(s) for s in case["scales"]] + [initial]:
         _call(set_scale, scale, what=f"set_scale of {ctx.what}")
@@ -391,7 +391,7 @@ def collect_make_next_value(make_fn, case, ctx):
     elements = [float(v) for v in case["values"]]
     next_value = _call(make_fn, list(elements), what=f"{ctx.exercise}({ctx.label})")
     _require_tf_function(next_value, "The function make_next_value returns",
-                         "keep @tf.function on next_value.")
+                         "keep next_value a tf.function.")
     results = [_call(next_value, what=f"{ctx.what}, call {k + 1}")
                for k in range(len(elements))]
     traces = functions.tracing_count(next_value)
@@ -446,7 +446,7 @@ def collect_warmup_schedule(cls, case, ctx):
                          if not ctx.hidden else f"{ctx.exercise}(...) ({ctx.label})")
         next_lr = getattr(schedule, "next_lr", None)
         _require_tf_function(next_lr, "WarmupSchedule.next_lr",
-                             "keep @tf.function on next_lr.")
+                             "keep next_lr a tf.function.")
         rates = [_call(next_lr, what=f"{ctx.what}, call {k + 1}", explain=_python_bool)
                  for k in range(calls)]
         step = getattr(schedule, "step", None)
@@ -555,7 +555,7 @@ def collect_td_update(fn, case, ctx):
             error, not only the target, so tape.gradient gives None for w.
     """
     __tracebackhide__ = True
-    _require_tf_function(fn, "td_update", "keep @tf.function on td_update.")
+    _require_tf_function(fn, "td_update", "keep td_update a tf.function.")
     fresh = tf.function(functions.python_function(fn))
     w = tf.Variable(np.asarray(case["w"], dtype=np.float32))
     gamma, lr = _float32(case["gamma"]), _float32(case["lr"])
@@ -621,7 +621,7 @@ def collect_rms_normalize(fn, case, ctx):
         characters)}``.
     """
     __tracebackhide__ = True
-    _require_tf_function(fn, "rms_normalize", "keep @tf.function on rms_normalize.")
+    _require_tf_function(fn, "rms_normalize", "keep rms_normalize a tf.function.")
     x = _float32(case)
     jit = getattr(fn, "_jit_compile", None) is True
 
@@ -684,7 +684,7 @@ def collect_hinge_total(fn, case, ctx):
         for m + 16]`` per vector (m = max(n, 1)).
     """
     __tracebackhide__ = True
-    _require_tf_function(fn, "hinge_total", "keep @tf.function on hinge_total.")
+    _require_tf_function(fn, "hinge_total", "keep hinge_total a tf.function.")
     fresh = tf.function(functions.python_function(fn),
                         input_signature=[tf.TensorSpec([None], tf.float32)])
 

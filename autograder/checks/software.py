@@ -350,8 +350,8 @@ def collect_graph_backward_tape(fn, case, ctx):
         if all(g is not None for g in retry):
             fail(f"{what}: a gradient is None: x, y and z are tf.constant tensors, which the "
                  f"tape does not watch (with tf.Variable inputs your function works).",
-                 mistake="M01", fix="call tape.watch(x), tape.watch(y), tape.watch(z) at the "
-                                    "start of the with block.")
+                 mistake="M01", fix="a tape follows constants only when told to: watch x, y and z "
+                                    "(read GradientTape.watch) at the start of the tape's block.")
         found = explain_missing_gradient(
             lambda: fn(*[tf.Variable(a) for a in arrays])) or (
             "M05", "The tape recorded nothing that links c to the inputs.",
@@ -571,8 +571,9 @@ def _shared_step(error, what):
                                           or "non-first call" in str(error)):
         return ("M07", f"{what}: creating the optimizer's variables failed: one tf.function "
                 "shared by several optimizers creates their slot variables on a later call.",
-                "define the decorated step inside train_with_optimizer (a new tf.function per "
-                "call), or call optimizer.build([w1, w2]) first.")
+                "an optimizer creates its slot variables on its first apply: define the "
+                "tf.function step inside train_with_optimizer (a new tf.function per call), or "
+                "build the optimizer for both weights first (read the optimizer's build).")
 
 
 def _recording_applied(optimizer) -> list:

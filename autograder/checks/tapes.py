@@ -171,12 +171,13 @@ def collect_square_grad(fn, case, ctx):
             fail(f"{what} returned None, but the same value as a float works. "
                  f"`tf.constant({shown})` is an int32 tensor and a tape only "
                  f"differentiates floating-point tensors.", mistake="M02",
-                 fix="convert the input first: `x = tf.constant(x, dtype=tf.float32)` (or "
-                     "`tf.cast(x, tf.float32)`).")
+                 fix="only floating-point tensors have gradients: convert the input to a float32 "
+                     "tensor first (read the dtype argument of tf.constant, or tf.cast).")
         fail(f"{what} returned None instead of a number. A tape only follows tf.Variables "
              f"by itself; a tf.constant has to be watched.", mistake="M01",
-             fix="call `tape.watch(x)` inside the `with tf.GradientTape() as tape:` block, "
-                 "before computing `x * x` there.")
+             fix="a tape follows tf.Variables by itself, constants only when told to: ask the "
+                 "tape to watch x (read GradientTape.watch) inside its block, before computing "
+                 "the square there.")
     return {"result": result, "from_tape": bool(record.producers(result)),
             "targets": _targets(record, result)}
 
@@ -211,12 +212,13 @@ def collect_sum_squared_grad(fn, case, ctx):
         if with_variable is not None:
             fail(f"{what} returned None for a tf.constant, but works for a tf.Variable: the "
                  f"constant was never watched.", mistake="M01",
-                 fix="call `tape.watch(x)` first thing inside the `with` block.")
+                 fix="a tape follows constants only when told to: ask it to watch x (read "
+                     "GradientTape.watch) first thing inside its block.")
         found = explain_missing_gradient(
             lambda: fn(tf.Variable(x.astype(np.float32)))) or (
             "M05", "The tape never recorded the path from x to z.",
-            "compute y and z inside the `with tf.GradientTape() as tape:` block "
-            "(indented), and call `tape.gradient(z, x)` after it.")
+            "a tape records only inside its block: compute y and z there (indented), and ask for "
+            "the gradient after it.")
         fail(f"{what} returned None even for a tf.Variable, which every tape watches. "
              f"{found[1]}", mistake=found[0], fix=found[2])
     return {"result": result, "from_tape": bool(record.producers(result)),
@@ -302,7 +304,8 @@ def _keras_problem(case, initializer="glorot_uniform"):
 PREDICT_CAUSE = ("the step called model.predict inside the tape: predict runs Keras' own loop "
                  "and returns a NumPy array, so the tape recorded nothing from the weights to "
                  "the loss and every gradient was None.")
-PREDICT_FIX = "call the model itself, `logits = model(x)`, inside the tape; keep predict for inference."
+PREDICT_FIX = ("call the model object itself on the inputs inside the tape, so the tape records "
+               "the forward pass; keep predict for inference.")
 
 
 @contextlib.contextmanager
@@ -376,7 +379,7 @@ def collect_train_step(fn, case, ctx):
                           explain=_predict_explainer(what, predicted))
         if result is None:
             fail(f"{what} returned None instead of the loss.",
-                 fix="return the loss value of the step (`return loss_value`).", code="none")
+                 fix="return the loss value of the step.", code="none")
         steps.append({"loss": result, "kernel": layer.kernel.numpy(), "bias": layer.bias.numpy(),
                       "kernel_grads": record.gradients_of(layer.kernel),
                       "bias_grads": record.gradients_of(layer.bias)})
@@ -417,7 +420,7 @@ def collect_train_step_fault(faulty_line, fn, case, ctx):
                       explain=_predict_explainer(what, predicted))
     if result is None:
         fail(f"{what}: the fixed train_step returned None instead of the loss.",
-             fix="return the loss value of the step (`return loss_value`).", code="none")
+             fix="return the loss value of the step.", code="none")
     return {"line": line, "loss": result, "kernel_grads": record.gradients_of(layer.kernel),
             "bias_grads": record.gradients_of(layer.bias)}
 
@@ -427,7 +430,8 @@ check_train_step_fault = exercise_check("check_train_step_fault", collect_train_
 
 M03_CAUSE = ("`w = w - lr * dw` makes w a plain tensor: the next tape does not watch it and its "
              "gradient is None.")
-M03_FIX = "update the variables in place: `w.assign_sub(lr * dw)` and `b.assign_sub(lr * db)`."
+M03_FIX = ("update the variables in place (read tf.Variable's assign_sub): binding the name to a "
+           "new tensor makes it a plain tensor the next tape does not watch.")
 
 
 def collect_fit_line(fn, case, ctx):
@@ -525,8 +529,9 @@ def collect_grads_from_one_tape(fn, case, ctx):
     dz_dx, dy_dx = _pair(result, what, "a tuple (dz_dx, dy_dx)")
     if dz_dx is None or dy_dx is None:
         fail(f"{what} returned a None gradient: x is a constant, so the tape must watch it.",
-             mistake="M01", fix="call `tape.watch(x)` inside the block, before y and z are "
-                                "computed.")
+             mistake="M01", fix="a tape follows constants only when told to: ask the tape to "
+                                "watch x (read GradientTape.watch) inside its block, before y and "
+                                "z are computed.")
     for_z, for_y = record.producers(dz_dx), record.producers(dy_dx)
     one_tape = any(c is not d and c.tape is d.tape for c in for_z for d in for_y)
     return {"dz_dx": dz_dx, "dy_dx": dy_dx, "from_tape": bool(for_z and for_y),
@@ -594,15 +599,17 @@ def collect_second_derivative(fn, case, ctx):
         which = "f'(x)" if dy is None else "f''(x)"
         if dy_v is None:
             fail(f"{what}: f'(x) is None even for a tf.Variable.", mistake="M05",
-                 fix="compute y = f(x) inside the inner tape's `with` block.")
+                 fix="the inner tape records only inside its block: compute f's value there.")
         if d2y_v is None:
             fail(f"{what}: f''(x) is None: the outer tape never recorded how f'(x) depends "
                  f"on x.", mistake="M05", code="inner_gradient_outside",
-                 fix="call `inner.gradient(y, x)` inside the outer tape's `with` block "
-                     "(indented under it), and `outer.gradient(dy_dx, x)` after it.")
+                 fix="the outer tape must record the inner tape's gradient computation: take the "
+                     "first derivative inside the outer tape's block, then the outer tape's "
+                     "gradient of it after that block.")
         fail(f"{what}: {which} is None for a tf.constant x but not for a tf.Variable: "
              f"x was not watched.", mistake="M01",
-             fix="call `tape.watch(x)` in each tape, first thing inside its `with` block.")
+             fix="each tape follows constants only when told to: watch x in each tape (read "
+                 "GradientTape.watch), first thing inside its block.")
     second = record.producers(d2y)
     return {"dy_dx": dy, "d2y_dx2": d2y, "first_from_tape": bool(record.producers(dy)),
             "second_nested": any(record.derived(c) for c in second),
@@ -640,8 +647,8 @@ def collect_product_grads(fn, case, ctx):
         fail(f"{what}: the gradient with respect to {' and '.join(missing)} is None. With "
              f"`watch_accessed_variables=False` the tape records only what you "
              f"`tape.watch`.", mistake="M06",
-             fix="watch both sources: `tape.watch(a)` and `tape.watch(b)` (or "
-                 "`tape.watch([a, b])`) before computing y.")
+             fix="with watch_accessed_variables=False a tape watches only what it is told to: "
+                 "watch both sources (read GradientTape.watch) before computing y.")
     return {"grads": grads, "from_tape": all(record.producers(g) for g in grads)}
 
 
@@ -698,8 +705,8 @@ def collect_product_grads_prediction(predicted, fn, case, ctx):
                  f"sources it watches: with watch_accessed_variables=False none by itself, "
                  f"and a default tape only trainable variables (never a frozen variable or a "
                  f"tf.constant).", mistake="M06", code="unwatched_source",
-                 fix="watch both sources: `tape.watch(a)` and `tape.watch(b)` (or "
-                     "`tape.watch([a, b])`) before computing y.")
+                 fix="with watch_accessed_variables=False a tape watches only what it is told to: "
+                     "watch both sources (read GradientTape.watch) before computing y.")
         grads.append(pair)
         from_tape.append(all(record.producers(g) for g in pair))
     return {"predicted": _prediction_array(predicted, dtype=bool), "grads": grads,
@@ -762,11 +769,13 @@ def collect_hessian(fn, case, ctx):
                  f"what it differentiated (an entry `grad[i]` sliced, or the gradient computed, "
                  f"after the outer block closed) is a tensor the outer tape never recorded.",
                  mistake="M05", code="target_outside",
-                 fix="take the entries of the gradient inside the outer tape's `with` block, "
-                     "or differentiate the gradient itself: `outer.jacobian(grad, x)`.")
+                 fix="take the entries of the gradient inside the outer tape's block, or "
+                     "differentiate the whole gradient with the outer tape's jacobian, which "
+                     "keeps one row per entry.")
         fail(f"{what} raised {type(error).__name__} after a tape call returned None for a "
              f"tf.constant x but not for a tf.Variable: x was not watched.", mistake="M01",
-             fix="call `tape.watch(x)` in both tapes.")
+             fix="each tape follows constants only when told to: watch x in both tapes (read "
+                 "GradientTape.watch).")
 
     def graph_only(error):
         """tf.hessians (tf.gradients) inside a tf.function, refused while observing_tapes runs
@@ -791,11 +800,13 @@ def collect_hessian(fn, case, ctx):
     if result is None:
         if call(fn, f, tf.Variable(x.astype(np.float32)), what=what) is not None:
             fail(f"{what} returned None for a tf.constant x but not for a tf.Variable: x "
-                 f"was not watched.", mistake="M01", fix="call `tape.watch(x)` in both tapes.")
+                 f"was not watched.", mistake="M01", fix="each tape follows constants only when "
+                                                         "told to: watch x in both tapes (read "
+                                                         "GradientTape.watch).")
         fail(f"{what} returned None: the outer tape never recorded how the gradient depends "
              f"on x.", mistake="M05", code="inner_gradient_outside",
-             fix="compute `g = inner.gradient(y, x)` inside the outer tape's `with` block, "
-                 "then `outer.jacobian(g, x)` after it.")
+             fix="compute the inner tape's gradient inside the outer tape's block, then the outer "
+                 "tape's jacobian of that gradient after it (one row per entry).")
     producers = record.producers(result)
     matrix = float_values(result)
     if not producers and matrix is not None and matrix.ndim == 2 and 0 < len(matrix) <= 64:
@@ -859,8 +870,9 @@ def collect_hvp(fn, case, ctx):
              f"the operations run inside its `with` block, so the jvp of a gradient computed "
              f"after the block closed (or of a tensor it never saw) is None.", mistake="M05",
              code="none",
-             fix="compute the tape's gradient g inside the accumulator's `with` block (indented "
-                 "under it), then return `acc.jvp(g)`.")
+             fix="the accumulator must see the gradient computed: take the tape's gradient inside "
+                 "the accumulator's block (indented under it), then return the accumulator's jvp "
+                 "of that gradient.")
     producers = record.producers(result)
     return {"result": result, "methods": [c.method for c in producers[:16]],
             "derived": any(record.derived(c) for c in producers[:16]),

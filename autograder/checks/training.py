@@ -597,7 +597,7 @@ def collect_make_train_step(fn, predicted_traces=NOT_GIVEN, predicted_iterations
         step = call(fn, model, optimizer, _loss_fn(), loss_metric, acc_metric, what=ctx.what)
     if not is_tf_function(step):
         fail("make_train_step should return a function decorated with @tf.function.",
-             fix="define `@tf.function def train_step(x, y): ...` inside and return it.",
+             fix="define the train step as a tf.function inside and return it.",
              code="not_tf_function")
     calls = []
     with _watching_keras() as early_keras, recording_gradients() as record, _full_precision():
@@ -647,7 +647,7 @@ def collect_make_eval_step(fn, case, ctx):
     step = call(fn, model, _loss_fn(), loss_metric, acc_metric, what=ctx.what)
     if not is_tf_function(step):
         fail("make_eval_step should return a function decorated with @tf.function.",
-             fix="define `@tf.function def eval_step(x, y): ...` inside and return it.",
+             fix="define the evaluation step as a tf.function inside and return it.",
              code="not_tf_function")
     calls = []
     with recording_gradients() as record, _full_precision():

@@ -57,7 +57,8 @@ FINDINGS = {
              "return exactly what the docstring's Returns section says."),
     "not_tf_function": ("{what}: the function is not a tf.function, so it would run eagerly "
                         "and graph mode could not be tested.",
-                        "put @tf.function on the line above its `def`."),
+                        "make it a tf.function (read tf.function as a decorator), so that it "
+                        "traces a graph."),
     "failed": ("{what} did not pass this case.",
                "run the check cell above this test: it names what went wrong."),
     "no_entry": ("{what} could not be tested: the course's checks are not loaded in this "

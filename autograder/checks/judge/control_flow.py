@@ -183,9 +183,10 @@ LOOP_EXIT = ("{what} raised while TensorFlow traced it: a `return` (or `break`) 
              "let every rule's `if` set the word and return once, after the loop (apply the "
              "rules in reverse to keep the first one that holds), or write the rules as an "
              "if/elif/else chain.")
-BRANCH_FIX = ("test the tensor itself (`if x > 0:`, which AutoGraph makes a tf.cond), setting the "
-              "word in each rule's `if` and returning it after the loop; an if/elif/else "
-              "chain, tf.case or tf.switch_case take the branch in the graph too.")
+BRANCH_FIX = ("let the condition be a comparison of the tensor itself (AutoGraph makes a Python "
+              "if on a tensor a tf.cond), setting the word in each rule's if and returning it "
+              "after the loop; an if/elif/else chain, tf.case or tf.switch_case take the branch "
+              "in the graph too.")
 
 
 @exercise("classify", module=MODULE, cases=[2.0, -3.0, 0.0],
@@ -213,8 +214,9 @@ def classify(case, obs, ctx):
                          f"the function, not the tensor's value on each call. `x is True`, "
                          f"`x is None` or `x == None` compare the tensor object itself, so "
                          f"they are the same on every call.", mistake="M17",
-                         fix="test the value with a TensorFlow comparison: `if x > 0:` / "
-                             "`elif x < 0:`.")
+                         fix="test the value with a comparison of the tensor itself (which "
+                             "AutoGraph turns into a tf.cond), not a Python identity test or a "
+                             "Python value.")
             if ctx.reveal:
                 got = text.item() if text.shape == () else text.tolist()
                 got = got.encode() if isinstance(got, str) else got
@@ -246,10 +248,10 @@ LOOP_SHAPE = ("{what} raised ValueError while TensorFlow traced it: the history 
               "variable whose shape changes from one iteration to the next (one more row each "
               "time). tf.while_loop needs every loop variable to keep its shape and dtype "
               "unless told otherwise.",
-              "collect the rows in a tf.TensorArray (ta = ta.write(i, x), then ta.stack()), "
-              "or declare the changing shape with tf.autograph.experimental.set_loop_options("
-              "shape_invariants=[(history, tf.TensorShape([None, None]))]) as the loop's "
-              "first line.")
+              "a loop variable of a graph loop keeps one shape: collect the rows in a "
+              "tf.TensorArray (read how its write returns a new array, and its stack), or declare "
+              "the changing shape to AutoGraph with shape invariants (read "
+              "tf.autograph.experimental.set_loop_options).")
 
 
 @exercise("tanh_loop", module=MODULE, cases=[[1.0, 2.0]],
@@ -263,7 +265,8 @@ LOOP_SHAPE = ("{what} raised ValueError while TensorFlow traced it: the history 
                           "computed from, trace counts, and how many lines each call and a "
                           "fresh trace printed",
           findings={"no_print": ("{what} returns the right history but prints nothing.",
-                                 "print x with tf.print(x) inside the loop."),
+                                 "print x inside the loop with tf.print, an op of the graph "
+                                 "(Python's print runs only while tracing)."),
                     "loop_shape": LOOP_SHAPE})
 def tanh_loop(case, obs, ctx):
     """``obs``: ``results`` (two calls), ``lines`` (non-empty lines printed by each),
@@ -283,12 +286,14 @@ def tanh_loop(case, obs, ctx):
         if lines < steps:
             if not PRINT_OPS & ops and count(obs, "trace_lines") == 0:
                 ctx.fail(f"{ctx.what} returns the right history but prints nothing.",
-                         fix="print x with tf.print(x) inside the loop.", code="no_print")
+                         fix="print x inside the loop with tf.print, an op of the graph (Python's "
+                             "print runs only while tracing).", code="no_print")
             # Not how many lines: that depends on whether fn was traced before this call.
             ctx.fail(f"{ctx.what}{ran} did not print once per iteration. A Python print() "
                      f"runs once, while TensorFlow traces the loop body, and the graph it "
                      f"builds has no print in it.", mistake="M08",
-                     fix="print with tf.print(x) inside the loop: it runs on every iteration.")
+                     fix="print inside the loop with tf.print, an op of the graph: it runs on "
+                         "every iteration.")
         if lines > steps:
             more = (f" ran {steps} iterations but printed {lines} lines" if ctx.reveal
                     else " printed more lines than it ran iterations")
@@ -299,14 +304,14 @@ def tanh_loop(case, obs, ctx):
                 "another input of the same shape", f"the input {probe}",
                 "return the history the loop built: x before it, then one row per step.",
                 rtol=1e-4, atol=1e-5, check_dtype="float")
-    fix = ("keep the draft's `while tf.reduce_sum(x) > 1:` on the tensor (AutoGraph makes it a "
-           "tf.while_loop), with x = tf.tanh(x), tf.print(x) and the new row of the history "
+    fix = ("keep the draft's while loop on the tensor condition (AutoGraph makes it a "
+           "tf.while_loop), with the tanh step, a graph print of x and the new row of the history "
            "in its body, and return the history.")
     if not WHILE_OPS & ops:
         ctx.fail(f"{ctx.what} gives the right history, but its graph has no While op: the "
                  f"loop does not run in the graph.", mistake="M21",
-                 fix="loop with `while tf.reduce_sum(x) > 1:` on the tensor (AutoGraph makes "
-                     "it a tf.while_loop).", code="no_while")
+                 fix="loop while a condition on the tensor holds (AutoGraph makes a while on a "
+                     "tensor a tf.while_loop).", code="no_while")
     refuse_py_function(ctx, obs, fix)
     require_from(ctx, obs, WHILE_OPS, "a While loop", fix, "loop_beside")
     if count(obs, "retraced"):
@@ -330,13 +335,16 @@ def _fizzbuzz_result(ctx, result, n: int, part: str = "") -> None:
         ctx.fail(f"{ctx.what}{part} returned{shown} empty strings b''. In a graph "
                  f"TensorArray.write returns a new TensorArray and leaves the old one "
                  f"unchanged; if its result is dropped, nothing is written (eager mode hides "
-                 f"this).", mistake="M11", fix="assign it back: ta = ta.write(i, s).")
+                 f"this).", mistake="M11", fix="TensorArray.write returns a new TensorArray and "
+                                               "leaves the old one unchanged: keep what it "
+                                               "returns.")
     if any(w.startswith("Tensor(") for w in words):
         ctx.fail(f"{ctx.what}{part} returned the text of a symbolic tensor, "
                  f"'Tensor(\"...\", shape=(), dtype=int32)', where a number should be: str(i) "
                  f"runs once, while TensorFlow traces the loop body, and writes the tensor's "
                  f"name into the graph, not its value on each iteration.", mistake="M56",
-                 fix="convert the number with an op of the graph: tf.strings.as_string(i).")
+                 fix="convert the number with an op of the graph (read tf.strings.as_string), not "
+                     "Python's str.")
     for i, (got, want) in enumerate(zip(words, fizzbuzz_reference(n))):
         if got != want:
             if ctx.reveal:
@@ -371,13 +379,14 @@ def fizzbuzz(case, obs, ctx):
         shown = f" {traces} times" if ctx.reveal else " again"
         ctx.fail(f"{ctx.what} traced{shown} for values of n given as tensors: loop with "
                  f"`for i in tf.range(1, n + 1)` so one graph serves every n.", mistake="M21",
-                 fix="loop over tf.range(1, n + 1) inside the tf.function and write each word "
-                     "to a tf.TensorArray.", code="retraced")
+                 fix="loop over a tf.range inside the tf.function (a graph loop) and write each "
+                     "word to a tf.TensorArray.", code="retraced")
     if PY_FUNC_OPS & op_types(obs):
         ctx.fail(f"{ctx.what} returns the right words, but Python computes them "
                  f"(tf.py_function or tf.numpy_function), not the graph.", mistake="M21",
-                 fix="compute each word with TensorFlow ops in a tf.range loop: tf.constant("
-                     "\"Fizz\"), tf.strings.as_string(i), ta = ta.write(i - 1, word).",
+                 fix="compute each word with TensorFlow ops in a tf.range loop: string constants "
+                     "for the multiples, tf.strings.as_string for the other numbers, each word "
+                     "written to a tf.TensorArray.",
                  code="py_function")
     if count(obs, "numeral_strings") or count(obs, "largest_constant") > FIZZBUZZ_TABLE \
             or TABLE_OPS & op_types(obs) or count(obs, "captured_resources"):
@@ -385,8 +394,8 @@ def fizzbuzz(case, obs, ctx):
                  f"advance (a table of words or numbers, or a lookup table), not computed "
                  f"from n.",
                  mistake="M21",
-                 fix="compute each word in the loop: tf.constant(\"Fizz\") and friends for "
-                     "multiples, tf.strings.as_string(i) for the other numbers.",
+                 fix="compute each word in the loop with TensorFlow ops: string constants for the "
+                     "multiples, tf.strings.as_string for the other numbers.",
                  code="table")
     if count(obs, "text_bytes") > FIZZBUZZ_TEXT_BYTES or count(obs, "text_numbers"):
         ctx.fail(f"{ctx.what} returns the right words, but its graph holds them written in "
@@ -394,8 +403,8 @@ def fizzbuzz(case, obs, ctx):
                  f"counted in bytes, it holds more than the words of one period of 15, or "
                  f"numbers written out, not computed from n.",
                  mistake="M21",
-                 fix="compute each word in the loop: tf.constant(\"Fizz\") and friends for "
-                     "multiples, tf.strings.as_string(i) for the other numbers.",
+                 fix="compute each word in the loop with TensorFlow ops: string constants for the "
+                     "multiples, tf.strings.as_string for the other numbers.",
                  code="text")
 
 
@@ -419,8 +428,9 @@ def _count(ctx, got, part: str = "") -> int:
 NOT_UTF8 = ("{what} raised UnicodeDecodeError on entries with an accent: the bytes were "
             "decoded as ASCII (numpy's astype(str) does so), but a tf.string tensor holds "
             "UTF-8.",
-            "decode each entry with label.decode(\"utf-8\"), or compare bytes (label == "
-            "word.encode(\"utf-8\"), or labels == word in TensorFlow).")
+            "a tf.string entry holds UTF-8 bytes: decode it as UTF-8 before comparing it with a "
+            "str, or compare bytes with bytes (or let TensorFlow compare the string tensor with "
+            "the word).")
 
 
 @exercise("count_word", module=MODULE, cases=[(fizzbuzz_reference(15), "Fizz")],
@@ -443,7 +453,8 @@ def count_word(case, obs, ctx):
         text = f"'{word}'" if ctx.reveal else "'...'"
         ctx.fail(f"{ctx.what} returned 0{shown}. A tf.string tensor holds bytes: "
                  f"labels.numpy() gives {raw}, and {raw} == {text} is False in Python.",
-                 mistake="M10", fix="decode (s.decode() == word) or compare with word.encode().")
+                 mistake="M10", fix="a tf.string entry holds bytes: decode it before comparing it "
+                                    "with a str, or encode the word and compare bytes with bytes.")
     if got != want:
         if ctx.reveal:
             ctx.fail(f"{ctx.what}: expected {want}, got {got}.", code="value")
@@ -453,8 +464,8 @@ def count_word(case, obs, ctx):
         ctx.fail(f"{ctx.what} returns the right count here, but the same count when the word "
                  f"occurs once more: the count does not follow the labels (a number worked "
                  f"out by hand?).", mistake="M21",
-                 fix="count the entries of labels that equal word: sum(1 for s in "
-                     "labels.numpy() if s.decode() == word).", code="constant")
+                 fix="count the entries of labels that equal word, comparing each entry's decoded "
+                     "text (or bytes with bytes), not its repr.", code="constant")
     if probe != want + 1:
         ctx.fail(f"{ctx.what}: with the word once more at the end of labels, the count should "
                  f"grow by one.", code="value")
@@ -467,8 +478,9 @@ def count_word(case, obs, ctx):
                  f"escapes, they do not decode the text (str(\"\u00e9\".encode()) is "
                  f"b'\\xc3\\xa9', not \"\u00e9\"), and a decoding other than UTF-8 garbles "
                  f"the accent.", mistake="M35",
-                 fix="decode each entry (label.decode(\"utf-8\") == word), or compare bytes "
-                     "(label == word.encode(\"utf-8\"), or labels == word in TensorFlow).")
+                 fix="a tf.string entry holds UTF-8 bytes: decode it as UTF-8 before comparing it "
+                     "with a str, or compare bytes with bytes (or let TensorFlow compare the "
+                     "string tensor with the word).")
 
 
 # --------------------------------------------------------------------------- sum_even
@@ -476,8 +488,9 @@ def count_word(case, obs, ctx):
 STATIC_LENGTH = ("{what} raised TypeError while TensorFlow traced it for a vector of unknown "
                  "length: the loop is a Python range over the static length (items.shape[0] "
                  "is None there), so it runs while tracing, not in the graph.",
-                 "loop over the tensor itself (`for item in items:`) or over "
-                 "tf.range(tf.size(items)).")
+                 "make the loop a graph loop whatever the length: iterate the tensor itself, or a "
+                 "tf.range over its dynamic size (tf.size), which AutoGraph turns into a "
+                 "tf.while_loop.")
 
 
 @exercise("sum_even", module=MODULE, cases=[[1, 2, 3, 4], [5, 10, 15]],
@@ -505,22 +518,23 @@ def sum_even(case, obs, ctx):
     probe = sum_even_probe(case)
     check_probe(ctx, obs["probe"], np.int32(want + 2), got[0], want,
                 "other items (two more at the end)", f"the input {probe}",
-                "add the even items in the loop: `total += item`.", check_dtype="int")
+                "keep a running total in the loop and add each even item to it.", check_dtype="int")
     if not WHILE_OPS & op_types(obs):
         ctx.fail(f"{ctx.what} gives the right sums, but its graph for a vector of unknown "
                  f"length has no While loop: the loop does not run in the graph.",
-                 mistake="M21", fix="loop over the tensor (AutoGraph makes `for item in "
-                                    "items:` a tf.while_loop) and add the even items to a "
-                                    "tensor total inside the loop.", code="no_while")
+                 mistake="M21", fix="loop over the tensor itself (AutoGraph makes a for over a "
+                                    "tensor a tf.while_loop) and add the even items to a tensor "
+                                    "total inside the loop.", code="no_while")
     if not WHILE_OPS & op_types(obs, "known_op_types"):
         ctx.fail(f"{ctx.what} gives the right sums, but its graph for a vector of known length "
                  f"has no While loop: a Python range over the static length (items.shape[0] "
                  f"or len(items)) runs while tracing, and the graph holds one copy of the body "
                  f"per item, a new graph for every length.", mistake="M57",
-                 fix="loop over the tensor itself (`for item in items:`) or over "
-                     "tf.range(tf.size(items)).", code="unrolled")
-    fix = ("loop over the tensor (`for item in items:`), add the even items to a tensor total, "
-           "and return total.")
+                 fix="make the loop a graph loop whatever the length: iterate the tensor itself, "
+                     "or a tf.range over its dynamic size (tf.size), which AutoGraph turns into a "
+                     "tf.while_loop.", code="unrolled")
+    fix = ("loop over the tensor itself (AutoGraph makes a for over a tensor a tf.while_loop), "
+           "add the even items to a tensor total, and return that total.")
     refuse_py_function(ctx, obs, fix)
     require_from(ctx, obs, WHILE_OPS, "a While loop", fix, "loop_beside")
     if count(obs, "retraced"):

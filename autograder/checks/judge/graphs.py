@@ -175,8 +175,8 @@ BRANCHES_DISAGREE = ("{what} raised TypeError: the two branches of tf.cond retur
                      "dtype, whichever branch runs.",
                      "make both branches return a float32 tensor of x's shape: a float literal "
                      "(0.0) or a tensor made from x, not the int 0.")
-COND_FIX = ("write tf.cond(pred, true_fn, false_fn) with two functions of no arguments, x * x "
-            "computed in the one for x > 0.")
+COND_FIX = ("read tf.cond: a predicate and two functions of no arguments, one per branch; the "
+            "square is computed only in the branch for positive x.")
 
 
 @exercise("square_if_positive", module=MODULE, cases=[3.0, -2.0],
@@ -267,8 +267,9 @@ def square_if_positive(case, obs, ctx):
         ctx.fail(f"{ctx.what} gives the right values through tf.cond, but the branch for "
                  f"x <= 0 computes from x too (relu(x) ** 2, say) instead of returning 0.0: "
                  f"that branch's value then comes from arithmetic, not from the cond's choice.",
-                 mistake="M21", fix="return 0.0 (or tf.zeros_like(x)) from the function for "
-                                    "x <= 0; only the one for x > 0 computes x * x.",
+                 mistake="M21", fix="both branches of tf.cond must give the same dtype: the "
+                                    "branch for non-positive x returns a float zero, only the "
+                                    "other one computes the square.",
                  code="other_branch_computes")
 
 
@@ -343,8 +344,8 @@ def grad_through(case, obs, ctx):
     if obs["from_autodiff"] is not True:
         ctx.fail(f"{ctx.what} {NO_AUTODIFF}: the exercise is the gradient through a "
                  f"tf.function.",
-                 fix="call y = f(x) inside `with tf.GradientTape() as tape:` (after "
-                     "tape.watch(x)) and return tape.gradient(y, x).",
+                 fix="let a tape record f on x (a watched constant) and return the gradient the "
+                     "tape computes of f's value with respect to x.",
                  mistake="M21", code="no_tape")
     targets = obs["targets"]
     if not isinstance(targets, list) or len(targets) > 64:
@@ -355,8 +356,8 @@ def grad_through(case, obs, ctx):
         ctx.fail(f"{ctx.what} returns the right derivative from a tape, but the "
                  f"target the tape differentiated is not f(x): the derivative was worked out "
                  f"another way and handed back through the tape.",
-                 fix="differentiate y = f(x) itself: y = f(x) inside the tape's `with` "
-                     "block, then return tape.gradient(y, x).",
+                 fix="differentiate f's own value: record f on x inside the tape's block, then "
+                     "ask the tape for that value's gradient with respect to x.",
                  mistake="M21", code="target_not_f")
     if obs["f_traced"] is not True:
         ctx.fail(f"{ctx.what} returns the right derivative, but f never ran as a graph: the "
@@ -379,9 +380,9 @@ TF_OPS_FIX = ("compute it with TensorFlow ops on x (their NumPy namesakes are in
 OVERFLOW = ("{what} is inf or nan where log(cosh(x)) is finite{shown}: cosh(x) overflows "
             "float32 for |x| above about 89, although log(cosh(x)) is only about |x| - log 2 "
             "there.")
-OVERFLOW_FIX = ("rewrite log(cosh(x)) so that no intermediate value overflows: cosh(x) = "
-                "e^|x| (1 + e^(-2|x|)) / 2, and tf.math.softplus(z) = log(1 + e^z) and "
-                "tf.math.log1p are computed stably (or compute in float64).")
+OVERFLOW_FIX = ("rewrite log(cosh(x)) so that no intermediate value overflows: factor e^|x| out "
+                "of cosh and take its log by hand, leaving a log of a value near 1 that "
+                "tf.math.softplus or tf.math.log1p compute stably (or compute in float64).")
 
 
 @exercise("log_cosh", module=MODULE, cases=[[0.5, -2.0, 0.0, 100.0]],
@@ -458,7 +459,9 @@ REFUSED_INPUT = ("{what} raised TypeError: its input_signature refuses a float32
                           "from it)",
           findings={"not_tf_function": ("{what}: the function returned by "
                                         "make_celsius_to_fahrenheit() is not a tf.function.",
-                                        "return tf.function(fahrenheit, input_signature=[...])."),
+                                        "return the tf.function that wraps fahrenheit itself, "
+                                        "with an input_signature (read tf.function's "
+                                        "input_signature and tf.TensorSpec)."),
                     "refused_input": REFUSED_INPUT})
 def make_celsius_to_fahrenheit(case, obs, ctx):
     """``obs``: ``results`` (of the five calls of :func:`celsius_inputs`; the list's None when
@@ -525,8 +528,8 @@ NOTHING_PRINTED = ("{what} returns x * x but prints nothing: the exercise is a p
 NUMPY_IN_GRAPH = ("{what} failed while TensorFlow traced it: inside a tf.function x is a "
                   "symbolic tensor with no value yet, so .numpy() (or NumPy) cannot read it "
                   "there.",
-                  'print x with tf.print("square of", x): an op of the graph, which prints '
-                  "x's value on every call (no .numpy(), no Python print, no tf.py_function).")
+                  "print x with tf.print: an op of the graph, which prints x's value on every "
+                  "call (no .numpy(), no Python print, no tf.py_function).")
 
 
 @exercise("noisy_square", module=MODULE, cases=[(3.0, 3)],
@@ -551,8 +554,8 @@ def noisy_square(case, obs, ctx):
                 "another input", f"the input {nearby(x)}", "return x * x, computed from x.",
                 check_dtype="float")
     lines, ops = count(obs, "lines"), op_types(obs)
-    refuse_py_function(ctx, obs, 'print x with tf.print("square of", x), an op of the graph, '
-                                 'and return x * x.')
+    refuse_py_function(ctx, obs, "print x with tf.print, an op of the graph that prints the value "
+                                 "on every call, and return the square.")
     if lines >= calls:
         return
     times = f" {calls} times" if ctx.reveal else ""
@@ -565,7 +568,8 @@ def noisy_square(case, obs, ctx):
                      "the graph prints its value when it runs.", code="symbolic")
     if PRINT_OPS & ops:
         ctx.fail(f"{ctx.what} prints on every call, but x is not in what it prints.",
-                 mistake="M21", fix='print x itself: tf.print("square of", x).', code="not_x")
+                 mistake="M21", fix="pass the tensor x itself to tf.print, as an argument of its "
+                                    "own, not formatted into a string.", code="not_x")
     if count(obs, "trace_lines") == 0:
         ctx.fail(NOTHING_PRINTED.format(what=ctx.what), mistake="M21",
                  fix="print x with tf.print(...) inside the function.", code="no_print")
@@ -589,7 +593,8 @@ NOT_UPDATED = ("{what} returns the right totals, but no op of add's graph update
           kernel_evidence="whether total is a tf.Variable, and the op types of add's graph",
           findings={"not_tf_function": ("{what}: Accumulator.add is not a tf.function, so "
                                         "it would run eagerly.",
-                                        "put @tf.function on the line above `def add`.")})
+                                        "make add a tf.function: decorate the method itself (read "
+                                        "how tf.function decorates a method).")})
 def accumulator(case, obs, ctx):
     """``obs``: ``instances``, two dicts (two fresh instances, the same calls) with ``totals``
     (what add returned), ``total_is_variable``, ``total_type`` (its type's name), ``total``
@@ -609,8 +614,8 @@ def accumulator(case, obs, ctx):
                  f"{[round(float(t), 4) for t in expected]})" if ctx.reveal else "")
         ctx.fail(f"{ctx.what}: a second Accumulator() starts where the first one stopped"
                  f"{shown}: both instances update one tf.Variable.", mistake="M32",
-                 fix="give each instance its own variable, made in __init__: "
-                     "self.total = tf.Variable(0.0).", code="shared")
+                 fix="give each instance its own tf.Variable, made once when the instance is made "
+                     "(in __init__).", code="shared")
     for instance in (first, second):
         for step, (got, want) in enumerate(zip(values(instance, "totals", len(added)),
                                                expected)):
@@ -620,12 +625,13 @@ def accumulator(case, obs, ctx):
         if instance["total_is_variable"] is not True:
             shown = f", got {instance['total_type']}" if ctx.reveal else ""
             ctx.fail(f"{ctx.what}: Accumulator.total should be a tf.Variable{shown}.",
-                     mistake="M21", fix="make it once, in __init__: self.total = tf.Variable(0.0).",
+                     mistake="M21", fix="make the tf.Variable once per instance, in __init__, "
+                                        "never inside the tf.function.",
                      code="not_variable")
         ctx.close(instance["total"], expected[-1] if added.size else np.float32(0.0),
                   ", total after the calls")
         ops = op_types(instance)
         if not ASSIGN_OPS & ops or PY_FUNC_OPS & ops:
             ctx.fail(NOT_UPDATED.format(what=ctx.what), mistake="M21",
-                     fix="update it in add: self.total.assign_add(x), then return "
-                         "self.total.read_value().", code="not_updated")
+                     fix="change the variable in place in add (read tf.Variable's assign_add) and "
+                         "return its value.", code="not_updated")

@@ -53,32 +53,32 @@ MAX_ITEMS = 5000
 
 NOT_TF_FUNCTION = ("{what}: the function is not a tf.function, so it runs eagerly and the "
                    "pitfall the exercise fixes cannot happen: the fix must work in graph mode.",
-                   "keep @tf.function on the function (the fix changes its body, not the "
-                   "decorator).")
+                   "keep the function a tf.function (the fix changes its body, not the decorator).")
 XLA_PRINT = ("{what} raised InvalidArgumentError: XLA compiles the whole of a jit_compile=True "
              "function, and it has no kernel for tf.print (or string operations).",
-             "put the arithmetic in a @tf.function(jit_compile=True) of its own, and call it "
-             "from rms_normalize, a plain @tf.function that keeps the tf.print.")
+             "XLA cannot compile tf.print: move the arithmetic into a tf.function of its own "
+             "compiled with XLA (jit_compile), and call it from rms_normalize, a plain "
+             "tf.function that keeps the tf.print.")
 #: M36 as hinge_total meets it: a variable set only in the if branch of a tensor condition.
 ELSE_BRANCH = ("{what} raised {type}: AutoGraph made the `if` on a tensor a tf.cond, whose "
                "branches must both give every variable the code reads afterwards; `loss` is "
                "set only when the condition holds ('must also be initialized in the else "
                "branch').",
-               "give the variable a value on both paths: `loss = 0.0` before the `if` (or an "
-               "`else:` that sets it).")
+               "AutoGraph traces both branches of a tensor if: give the variable a value on every "
+               "path, before the if or in an else branch.")
 #: M37 as hinge_total meets it: a loop variable that starts as a Python int.
 LOOP_DTYPE = ("{what} raised {type}: the `for` over a tensor is a tf.while_loop, whose loop "
               "variables keep one dtype and shape; `total = 0` starts as an int32 and the body "
               "adds float32 values to it.",
-              "start the loop variable with the dtype it keeps: `total = 0.0` (or "
-              "tf.constant(0.0)).")
+              "a graph loop's variable keeps the dtype it starts with: start it as a float, the "
+              "dtype the loop body gives it.")
 #: M57 as hinge_total meets it: a Python range over scores.shape[0], None for unknown length.
 STATIC_LENGTH = ("{what}, traced for scores of unknown length, raised TypeError: the loop is a "
                  "Python range over the static length (scores.shape[0] is None when the length "
                  "is not known), so it runs while tracing, not in the graph.",
-                 "let the loop run in the graph: loop over the tensor itself (`for s in "
-                 "scores:`, which AutoGraph makes a tf.while_loop) or over "
-                 "tf.range(tf.size(scores)), or use no loop at all.")
+                 "let the loop run in the graph: iterate the tensor itself (AutoGraph makes that "
+                 "a tf.while_loop) or a tf.range over its dynamic size, or use a vector op and no "
+                 "loop at all.")
 #: M09 as WarmupSchedule's draft meets it: Python asks the symbolic step for a truth value.
 PYTHON_BOOL = ("WarmupSchedule.next_lr raised OperatorNotAllowedInGraphError as a graph: "
                "Python code that needs the step's value (min() or max() of a tensor, int() "
@@ -91,9 +91,9 @@ PYTHON_BOOL = ("WarmupSchedule.next_lr raised OperatorNotAllowedInGraphError as 
 TD_ALL_STOPPED = ("{what}: tape.gradient returned None for w: tf.stop_gradient holds the whole "
                   "TD error (or the loss) fixed, not only the target, so no gradient reaches w "
                   "and the update cannot be computed.",
-                  "hold only the target fixed: `target = tf.stop_gradient(target)`, then "
-                  "`delta = target - tf.reduce_sum(w * s)` with v(s) outside the "
-                  "stop_gradient.")
+                  "hold only the target fixed: tf.stop_gradient around the target alone, and the "
+                  "current estimate v(s) outside it, so that the gradient flows through v(s) into "
+                  "w.")
 PY_FUNCTION = ("runs Python from the graph (tf.py_function or tf.numpy_function), which does "
                "not fix the graph itself")
 
@@ -347,8 +347,9 @@ def run_eagerly(case, obs, ctx):
         if raises:
             if raised != "ValueError":
                 ctx.fail(f"{ctx.what}: fn raised ValueError, but run_eagerly did not pass it "
-                         f"on to its caller.", fix="let the exception propagate: "
-                         "try: return fn(*args) finally: <restore the switch>.",
+                         f"on to its caller.", fix="let the exception propagate: restore the "
+                                                   "switch in a finally clause (try/finally), "
+                                                   "with no except that swallows the error.",
                          code="swallowed")
         else:
             ctx.close(call["result"], _probe_value(case["x"]), f", result of call {number}",
@@ -365,33 +366,35 @@ def run_eagerly(case, obs, ctx):
             ctx.fail(f"{ctx.what}: the switch was on before the call and is off after it: "
                      f"run_eagerly must put it back as it was, not always off.",
                      mistake="M69",
-                     fix="previous = tf.config.functions_run_eagerly() before switching on, "
-                         "and tf.config.run_functions_eagerly(previous) in `finally:`.",
+                     fix="read the switch's state (tf.config.functions_run_eagerly) before "
+                         "switching it on, and put that state back in a finally clause.",
                      code="not_restored")
         if not (outer and all(v is True for v in outer)):
             ctx.fail(f"{ctx.what} returns the right value, but fn ran as a graph (its Python "
                      f"body ran while tracing, not on the call): the switch was not on.",
                      mistake="M21",
-                     fix="tf.config.run_functions_eagerly(True) before calling fn.",
+                     fix="switch every tf.function to eager execution (read "
+                         "tf.config.run_functions_eagerly) before calling fn.",
                      code="not_eager")
         if len(outer) != 1:
             ctx.fail(f"{ctx.what}: fn should be called once per call of run_eagerly.",
-                     fix="call fn(*args) once and return its result.", code="calls")
+                     fix="call fn once, with the arguments given, and return its result.", code="calls")
         if raises:
             continue
         if not (inner and all(v is True for v in inner)):
             ctx.fail(f"{ctx.what} runs fn's own Python body, but the tf.function fn calls "
                      f"still ran as a graph: calling fn.python_function makes only the "
                      f"outer function eager.", mistake="M80",
-                     fix="switch every tf.function to eager execution with "
-                         "tf.config.run_functions_eagerly(True), and call fn itself.",
+                     fix="switch every tf.function to eager execution (read "
+                         "tf.config.run_functions_eagerly), and call fn itself.",
                      code="outer_only")
         switch = values(call, "switch")
         if not (switch and all(v is True for v in switch)):
             ctx.fail(f"{ctx.what} returns the right value and fn's bodies ran eagerly, but "
                      f"not by tf.config's switch (a patched call, or a body swapped in): the "
                      f"switch was not on while fn ran.", mistake="M21",
-                     fix="tf.config.run_functions_eagerly(True) before calling fn.",
+                     fix="switch every tf.function to eager execution (read "
+                         "tf.config.run_functions_eagerly) before calling fn.",
                      code="not_eager")
 
 
@@ -424,17 +427,17 @@ def make_scaler(case, obs, ctx):
                      f"graph holds the variable object it captured when it traced; binding the "
                      f"name to a new tf.Variable in set_scale leaves that one unchanged.",
                      mistake="M70",
-                     fix="make the tf.Variable once, in make_scaler, and change its value in "
-                         "place: `scale.assign(value)` in set_scale (no `nonlocal`, no new "
-                         "tf.Variable).")
+                     fix="a tf.function keeps the variable object it captured: make the "
+                         "tf.Variable once, in make_scaler, and change its value in place in "
+                         "set_scale (read tf.Variable's assign; no nonlocal, no new tf.Variable).")
         if stuck:
             ctx.fail(f"{ctx.what}: after set_scale, scaled(x) still multiplies by the first "
                      f"scale{_shown(ctx, f' {initial}')}. A Python number read inside a "
                      f"tf.function becomes a constant of the graph when it traces; changing "
                      f"it later changes nothing.", mistake="M22",
-                     fix="keep the scale in a tf.Variable made once in make_scaler: "
-                         "`scale = tf.Variable(float(initial))`, `scale.assign(value)` in "
-                         "set_scale, and read `scale` in scaled.")
+                     fix="a Python value is read once, at trace time: keep the scale in a "
+                         "tf.Variable made once in make_scaler, change it in place in set_scale, "
+                         "and read the variable in scaled.")
         part = ", scaled(x)" + (f" after set_scale({scale})" if ctx.reveal and step >= 2
                                 else " after set_scale" if step >= 2 else "")
         ctx.close(value, want, part, check_dtype="float")
@@ -475,7 +478,8 @@ def recorder(case, obs, ctx):
         ctx.close(value, ref, ", record(x)", rtol=1e-5, atol=1e-5, check_dtype="float")
     if flag(obs, "log_is_list") is not True:
         ctx.fail(f"{ctx.what}: Recorder.log should be a Python list.",
-                 fix="keep self.log = [] from __init__ and append to it.", code="not_list")
+                 fix="keep the Python list that __init__ makes and append to it, outside the "
+                     "tf.function.", code="not_list")
     log = values(obs, "log")
     if count(obs, "symbolic") or len(log) < len(inputs):
         shown = _shown(ctx, f" ({len(log)} {'entry' if len(log) == 1 else 'entries'} for "
@@ -484,8 +488,8 @@ def recorder(case, obs, ctx):
                  f"list.append inside a tf.function runs while TensorFlow traces, once per "
                  f"trace, and stores a graph tensor that has no value outside the graph.",
                  mistake="M23",
-                 fix="return the value from the tf.function and append what it returned "
-                     "outside it: `y = self._square_sum(x)`, then `self.log.append(y)`.")
+                 fix="a Python side effect runs only while tracing: let the tf.function return "
+                     "the value, and append what it returned in plain Python, outside it.")
     if len(log) != len(inputs):
         ctx.fail(f"{ctx.what}: log should hold exactly one entry per call of record.",
                  fix="append once per call, outside the tf.function.", code="log_length")
@@ -495,7 +499,7 @@ def recorder(case, obs, ctx):
     if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in calls):
         ctx.fail(f"{ctx.what} gives the right log, but record(x) ran no tf.function: the sum "
                  f"of squares must still run as a graph.", mistake="M21",
-                 fix="keep the computation in a @tf.function (a method) that record calls.",
+                 fix="keep the computation in a tf.function (a method) that record calls.",
                  code="no_graph")
     _not_py_function(ctx, op_types(obs), "return the value from the tf.function and append it "
                      "outside.")
@@ -525,15 +529,15 @@ def make_next_value(case, obs, ctx):
                  f"iterator itself (iter(dataset) inside the tf.function), so every call runs "
                  f"a new iterator from the start, and takes its first element.",
                  mistake="M40",
-                 fix="make the iterator once, outside the tf.function (`it = iter(dataset)` "
-                     "in make_next_value), and call `next(it)` inside it.")
+                 fix="make the dataset's iterator once, outside the tf.function (in "
+                     "make_next_value), and take the next element from that iterator inside it.")
     if first_only:
         ctx.fail(f"{ctx.what}: every call returns the first element. next() on a Python "
                  f"iterator runs while TensorFlow traces, once; the graph keeps the value it "
                  f"gave as a constant.", mistake="M24",
-                 fix="iterate a tf.data.Dataset instead: `it = "
-                     "iter(tf.data.Dataset.from_tensor_slices(values))`, and `next(it)` "
-                     "inside the tf.function becomes an op that runs on every call.")
+                 fix="iterate a tf.data.Dataset made from the values instead (read "
+                     "from_tensor_slices): the next element of its iterator, taken inside the "
+                     "tf.function, is an op that runs on every call.")
     for step, (value, ref) in enumerate(zip(got, want), start=1):
         ctx.close(value, ref, f", call {step}" if ctx.reveal else ", a call", check_dtype="float")
     _not_py_function(ctx, ops, "take the elements from a tf.data iterator inside the graph.")
@@ -595,36 +599,37 @@ def warmup_schedule(case, obs, ctx):
                      f"counter (`self.step += 1`) changes only while TensorFlow traces, once; "
                      f"the graph holds its value then, and an `if` on it was decided then "
                      f"too.", mistake="M25",
-                     fix="make the counter a tf.Variable in __init__ (`self.step = "
-                         "tf.Variable(0)`), add to it with `self.step.assign_add(1)`, and "
+                     fix="a Python counter changes only while tracing: make the counter a "
+                         "tf.Variable in __init__, add to it in place (read assign_add), and "
                          "compute the rate from its value.")
         if number == 1 and not matches(got[0], want[0], 1e-5, 1e-7):
             ctx.fail(f"{ctx.what}: a second, fresh WarmupSchedule does not start from the "
                      f"first step: it continued the first schedule's count.",
-                     fix="create the counter in __init__ (self.step = tf.Variable(0)), one "
-                         "per schedule, not shared between them.", code="shared")
+                     fix="create the counter tf.Variable in __init__, one per schedule, not "
+                         "shared between them.", code="shared")
         for k, (value, ref) in enumerate(zip(got, want), start=1):
             ctx.close(value, ref, f", rate of call {k}" if ctx.reveal else ", a rate",
                       rtol=1e-5, atol=1e-7, check_dtype="float")
         if flag(instance, "step_is_variable") is not True:
             ctx.fail(f"{ctx.what}: WarmupSchedule.step should be a tf.Variable.",
-                     fix="self.step = tf.Variable(0) in __init__.", code="not_variable")
+                     fix="make the step counter a tf.Variable, in __init__.", code="not_variable")
         ctx.close(instance["step"], calls, ", step after the calls")
         ops = op_types(instance)
         _not_py_function(ctx, ops, "count with a tf.Variable and assign_add inside the graph.")
         if not ASSIGN_OPS & ops or count(instance, "traces") != 1:
             ctx.fail(f"{ctx.what} returns the right rates, but next_lr's graph does not update "
                      f"the step (no assign op), or it traced more than once.", mistake="M21",
-                     fix="one graph: self.step.assign_add(1) inside next_lr, and the rate "
-                         "from self.step.", code="not_updated")
+                     fix="one graph: the counter variable is advanced in place inside next_lr, "
+                         "and the rate is computed from its value.", code="not_updated")
         if count(instance, "largest_constant") > MAX_SCHEDULE_CONSTANT:
             ctx.fail(f"{ctx.what} returns the right rates, but next_lr's graph holds a table "
                      f"of values worked out in advance (a constant or captured tensor of many "
                      f"entries, looked up by the step with tf.gather): the rate is not computed "
                      f"from the step by ops of the graph, and any step past the table is "
                      f"wrong.", mistake="M21",
-                     fix="compute the rate from the step: base_lr * tf.minimum(step, "
-                         "warmup_steps) / warmup_steps, with step cast to float32.",
+                     fix="compute the rate from the counter's value with tensor ops: the warm-up "
+                         "fraction is the step (capped at warmup_steps, cast to float32) over "
+                         "warmup_steps, times base_lr.",
                      code="lookup_table")
     _warmup_probe_holds(ctx, obs.get("probe"))
 
@@ -694,8 +699,8 @@ def descend(case, obs, ctx):
     if count(obs, "graph_calls") < 1 or not moves:
         ctx.fail(f"{ctx.what} gives the right weights, but no tf.function changed w: the "
                  f"updates did not run as a graph.", mistake="M21",
-                 fix="make every update `w.assign_sub(lr * grad)` inside a @tf.function "
-                     "that descend calls once per step.", code="no_graph")
+                 fix="make every in-place update of w (read tf.Variable's assign_sub) inside a "
+                     "tf.function that descend calls once per step.", code="no_graph")
     start = np.asarray(case["w"], dtype=np.float32)
     chained = len(moves) <= steps and all(
         isinstance(move, list) and len(move) == 2 for move in moves)
@@ -709,8 +714,8 @@ def descend(case, obs, ctx):
         ctx.fail(f"{ctx.what} gives the right weights, but w changed outside the tf.function "
                  f"calls: an update applied by hand beside a graph is not an update made by "
                  f"the graph.", mistake="M21",
-                 fix="let the tf.function make every update (`w.assign_sub(lr * grad)` inside "
-                     "it), and change w nowhere else.", code="by_hand")
+                 fix="let the tf.function make every in-place update of w, and change w nowhere "
+                     "else.", code="by_hand")
     traces, functions = count(obs, "traces"), count(obs, "functions")
     shown = _shown(ctx, f" ({traces} traces for {steps} steps)")
     if traces > 1 and functions > 1:
@@ -718,15 +723,15 @@ def descend(case, obs, ctx):
                  f"each step{shown}: a tf.function created inside the loop is a new function "
                  f"every time, with an empty trace cache, so every step traces again.",
                  mistake="M41",
-                 fix="define the @tf.function once, before the loop (or at module level), with "
-                     "the gradient and the learning rate as its arguments, and call it in the "
-                     "loop.")
+                 fix="create the tf.function once, before the loop (or at module level), with the "
+                     "gradient and the learning rate as its arguments, and call it in the loop.")
     if traces > 1:
         ctx.fail(f"{ctx.what} gives the right weights, but its tf.function traced again for "
                  f"each new learning rate{shown}: a Python float argument is part of the "
                  f"trace key, so every new value makes a new graph (and TensorFlow warns "
                  f"'triggered tf.function retracing').", mistake="M26",
-                 fix="pass the learning rate as a tensor: `tf.constant(lr, tf.float32)`.")
+                 fix="a Python number is part of the trace key, a tensor's value is not: pass the "
+                     "learning rate as a float32 tensor.")
 
 
 # --------------------------------------------------------------------------- td_update
@@ -789,16 +794,17 @@ def td_update(case, obs, ctx):
             ctx.fail(f"{ctx.what}: w{where} is what the full gradient gives: the gradient "
                      f"also flowed into the target r + gamma * v(s_next), so the update "
                      f"chases a target that moves with w.", mistake="M27",
-                     fix="hold the target fixed: `target = tf.stop_gradient(target)` (or "
-                         "compute it inside `with tape.stop_recording():`).")
+                     fix="hold the target fixed: wrap the target alone in tf.stop_gradient (or "
+                         "compute it while the tape stops recording: read "
+                         "GradientTape.stop_recording).")
         ctx.close(loss, ref_loss, f", loss of step {step}" if ctx.reveal else ", a loss",
                   rtol=TD_TOLERANCE[0], atol=TD_TOLERANCE[1], check_dtype="float")
         ctx.close(w, ref_w, f", w{where}", rtol=TD_TOLERANCE[0], atol=TD_TOLERANCE[1])
     if count(obs, "tape_calls") < 1:
         ctx.fail(f"{ctx.what} gives the right weights, but no tape computed the gradient: "
                  f"the exercise is a tape told which path to leave out.", mistake="M21",
-                 fix="keep the GradientTape and tape.gradient(loss, w); hold the target "
-                     "fixed with tf.stop_gradient.", code="no_tape")
+                 fix="keep the GradientTape and the tape's gradient of the loss with respect to "
+                     "w; hold the target fixed with tf.stop_gradient.", code="no_tape")
     lr = float(case["lr"])
     for eager in values(obs, "eager_steps", len(ws)):
         change = eager["change"] if isinstance(eager, dict) else None
@@ -808,9 +814,8 @@ def td_update(case, obs, ctx):
             ctx.fail(f"{ctx.what} gives the right weights, but the update it applies is not "
                      f"what tape.gradient returned: the step is written by hand beside the "
                      f"tape, so the tape decides nothing.", mistake="M44",
-                     fix="apply the tape's result: `grad = tape.gradient(loss, w)`, then "
-                         "`w.assign_sub(lr * grad)`, with the target held fixed inside the "
-                         "tape.")
+                     fix="apply the tape's result: the update of w is the learning rate times the "
+                         "gradient the tape returns, with the target held fixed inside the tape.")
 
 
 # --------------------------------------------------------------------------- rms_normalize
@@ -851,8 +856,9 @@ def rms_normalize(case, obs, ctx):
         ctx.fail(f"{ctx.what} returns the right values, but nothing in it is compiled by XLA "
                  f"any more: the fix keeps XLA for the arithmetic and moves only what XLA "
                  f"cannot compile out of it.", mistake="M21",
-                 fix="put the arithmetic in a @tf.function(jit_compile=True) of its own and "
-                     "call it from rms_normalize, which keeps the tf.print.", code="no_xla")
+                 fix="XLA cannot compile tf.print: move the arithmetic into a tf.function of its "
+                     "own compiled with XLA (jit_compile), and call it from rms_normalize, which "
+                     "keeps the tf.print.", code="no_xla")
     printed = values(obs, "lines")
     if sum(1 for line in printed if _prints(line, rms)) >= 2:
         return
@@ -864,8 +870,8 @@ def rms_normalize(case, obs, ctx):
     ctx.fail(f"{ctx.what} returns the right values, but it no longer logs the root mean "
              f"square: the team needs that line on every call, and XLA for the arithmetic.",
              mistake="M21",
-             fix="keep `tf.print(\"rms:\", rms)` in rms_normalize, a plain tf.function that "
-                 "calls a jit_compile=True function for the arithmetic.", code="no_log")
+             fix="keep the tf.print in rms_normalize, a plain tf.function, and let it call a "
+                 "function compiled with XLA (jit_compile) for the arithmetic only.", code="no_log")
 
 
 # --------------------------------------------------------------------------- hinge_total
@@ -926,9 +932,9 @@ def hinge_total(case, obs, ctx):
                  f"{LONG_LENGTH} scores{shown}: a loop written for a fixed number of scores "
                  f"(a Python range over a fixed count, a padded copy) misses the scores beyond "
                  f"it. One graph must sum every score, however many.",
-                 fix="let the loop run in the graph over every score: loop over the tensor "
-                     "itself (`for s in scores:`) or over tf.range(tf.size(scores)), or use no "
-                     "loop.", mistake="M77", code="fixed_length")
+                 fix="let the loop run in the graph over every score: iterate the tensor itself "
+                     "or a tf.range over its dynamic size, "
+                     "or use a vector op and no loop.", mistake="M77", code="fixed_length")
     for item, scores in zip(values(obs, "nodes", len(case)), case):
         n, short, longer = (count({"v": v}, "v") for v in values({"v": item}, "v", 3))
         if n != np.asarray(scores).size:
@@ -941,8 +947,8 @@ def hinge_total(case, obs, ctx):
                      f"scores.shape[0], a Python int while the length is known) runs while "
                      f"tracing and copies the body once per score, a new, larger graph for "
                      f"every length.", mistake="M57",
-                     fix="let the loop run in the graph: loop over the tensor itself (`for s "
-                         "in scores:`) or over tf.range(tf.size(scores)), or use no loop.",
+                     fix="let the loop run in the graph: iterate the tensor itself or a tf.range "
+                         "over its dynamic size, or use a vector op and no loop.",
                      code="unrolled")
     _not_py_function(ctx, op_types(obs), "let AutoGraph turn the if and the for into graph "
                      "ops, with the variable set on both branches and total a float.")
@@ -973,6 +979,7 @@ def count_ops(case, obs, ctx):
         ctx.fail(f"{ctx.what} counts only the top-level graph: graph.get_operations() (or "
                  f"graph_def.node) misses the ops inside loops and conditions, which live in "
                  f"the library's functions.", mistake="M28",
-                 fix="add the nodes of every function of "
-                     "concrete.graph.as_graph_def().library.function (len(f.node_def)).")
+                 fix="loop bodies and branches are functions of the GraphDef's library: add the "
+                     "nodes of every function there (read GraphDef's library and FunctionDef's "
+                     "node_def).")
     ctx.close(got, want, ", the number of ops", rtol=0, atol=0)

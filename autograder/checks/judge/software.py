@@ -266,9 +266,10 @@ BY_HAND = ("returns the right numbers, but a tape computed them (tape.gradient o
                           "while graph_backward_numpy ran",
           findings={
               "count": ("{what} should return 4 values (c, grad_x, grad_y, grad_z).",
-                        "return them as one tuple: `return c, grad_x, grad_y, grad_z`."),
+                        "return the value and the three gradients together, as one tuple in the "
+                        "order the docstring gives."),
               "not_scalar": ("{what}: c should be one number, the sum over every entry of b.",
-                             "use np.sum(b) without an axis."),
+                             "sum over every entry: NumPy's sum with no axis gives one number."),
           })
 def graph_backward_numpy(case, obs, ctx):
     """``obs``: ``c``, ``grad_x``, ``grad_y``, ``grad_z`` (as returned), ``autodiff_calls`` (how
@@ -288,8 +289,9 @@ def graph_backward_numpy(case, obs, ctx):
         ctx.fail(f"{ctx.what}: grad_z should have the shape of z{shapes}. c = sum(b) adds every "
                  f"entry of b once, so the sum sends its upstream gradient to every entry: "
                  f"grad_b, and with it grad_z, is an array shaped like b, not one number.",
-                 mistake="M61", fix="make grad_b an array: grad_c * np.ones_like(b); + then "
-                                    "passes it on unchanged.", code="grad_z_shape")
+                 mistake="M61", fix="a sum sends its upstream gradient to every entry of its "
+                                    "input: grad_b is an array shaped like b, every entry grad_c; "
+                                    "+ then passes it on unchanged.", code="grad_z_shape")
     ctx.close(gx, y, ", grad_x (dc/dx = y)", rtol=1e-6)
     ctx.close(gy, x, ", grad_y (dc/dy = x)", rtol=1e-6)
     ctx.close(gz, np.ones_like(z), ", grad_z (dc/dz = 1)", rtol=1e-6)
@@ -302,15 +304,15 @@ def graph_backward_numpy(case, obs, ctx):
                  f"exactly y, x and ones (grad_c = 1.0 times the other factor: no rounding); "
                  f"numerical differentiation, (c(x + eps) - c(x - eps)) / (2 eps), only "
                  f"approximates them. The exercise is the chain rule, node by node.",
-                 mistake="M54", fix="follow the graph backwards from grad_c = 1.0: sum copies it "
-                                    "to every entry, + passes it on to both inputs, * "
-                                    "multiplies it by the other factor.",
+                 mistake="M54", fix="follow the graph backwards from the gradient of c with "
+                                    "respect to itself, 1: sum copies it to every entry, + passes "
+                                    "it on to both inputs, * multiplies it by the other factor.",
                  code="finite_differences")
     if obs["autodiff_calls"] != 0:
         ctx.fail(f"{ctx.what} {BY_HAND}.",
-                 fix="follow the graph backwards in NumPy, from grad_c = 1.0: sum copies it to "
-                     "every entry, + passes it on to both inputs, * multiplies it by the other "
-                     "factor.", mistake="M21", code="tape_used")
+                 fix="follow the graph backwards in NumPy, from the gradient of c with respect to "
+                     "itself, 1: sum copies it to every entry, + passes it on to both inputs, * "
+                     "multiplies it by the other factor.", mistake="M21", code="tape_used")
 
 
 def _exact(got: np.ndarray, want: np.ndarray) -> bool:
@@ -336,9 +338,10 @@ def _exact(got: np.ndarray, want: np.ndarray) -> bool:
                           "(for a tf.function, what its graph's outputs are computed from)",
           findings={
               "count": ("{what} should return 4 values (c, grad_x, grad_y, grad_z).",
-                        "return them as one tuple: `return c, grad_x, grad_y, grad_z`."),
+                        "return the value and the three gradients together, as one tuple in the "
+                        "order the docstring gives."),
               "not_scalar": ("{what}: c should be one number, the sum over every entry of b.",
-                             "use tf.reduce_sum(b) without an axis."),
+                             "sum over every entry: tf.reduce_sum with no axis gives one number."),
           })
 def graph_backward_tape(case, obs, ctx):
     """``obs``: ``c``, ``grad_x``, ``grad_y``, ``grad_z``, ``from_tape`` (three bools: whether
@@ -359,15 +362,15 @@ def graph_backward_tape(case, obs, ctx):
                  f"automatic differentiation (tf.gradients or a forward accumulator): correct, "
                  f"but this exercise asks for the tape, because what it teaches is what a "
                  f"GradientTape records (watched sources, TensorFlow operations up to c).",
-                 fix="compute c inside the `with tf.GradientTape() as tape:` block, watching x, "
-                     "y and z, and return what `tape.gradient(c, [x, y, z])` gives.",
+                 fix="compute c inside the tape's block, with x, y and z watched, and return the "
+                     "gradients the tape gives of c with respect to all three sources.",
                  mistake="M46", code="other_spelling")
     if by_formula:
         ctx.fail(f"{ctx.what} returns the right numbers, but no tape computed "
                  f"{_names(by_formula)}: the exercise is the tape, not the formulas (y, x, "
                  f"ones) of exercise 1.",
-                 fix="watch x, y and z, compute c inside the `with tf.GradientTape() as tape:` "
-                     "block and return what `tape.gradient(c, [x, y, z])` gives.",
+                 fix="watch x, y and z, compute c inside the tape's block, and return the "
+                     "gradients the tape gives of c with respect to all three sources.",
                  mistake="M21", code="no_tape")
     c_want = float(np.sum(x.astype(np.float64) * y + z))
     of_c = [found["results"] for found in obs["tape_calls"][:16]
@@ -379,8 +382,8 @@ def graph_backward_tape(case, obs, ctx):
         ctx.fail(f"{ctx.what} returns gradients a tape produced, but not of c: no "
                  f"tape.gradient call differentiated c = sum(x * y + z) itself (the target "
                  f"handed to the tape is another expression, whose gradients are the formulas).",
-                 fix="compute c inside the `with tf.GradientTape() as tape:` block and return "
-                     "what `tape.gradient(c, [x, y, z])` gives.",
+                 fix="compute c inside the tape's block and return the gradients the tape gives "
+                     "of c with respect to all three sources.",
                  mistake="M21", code="tape_target")
 
 
@@ -407,7 +410,8 @@ def _two_layer_label(case) -> str:
                           "while two_layer_numpy ran",
           findings={
               "count": ("{what} should return 3 values (loss, grad_w1, grad_w2).",
-                        "return them as one tuple: `return loss, grad_w1, grad_w2`."),
+                        "return the loss and the two gradients together, as one tuple in the "
+                        "order the docstring gives."),
               "not_scalar": ("{what}: the loss should be one number.",
                              "sum the squares over axis=1, then take the mean over the N "
                              "examples."),
@@ -478,8 +482,9 @@ def _numerical(ctx, case, name, got, want, active) -> None:
                  "/ (2 eps), not as close as the chain rule in float64.")
         ctx.fail(f"{ctx.what}: {name} is near the derivative but not it.{where} The exercise "
                  f"is backpropagation by hand.", mistake="M54",
-                 fix="write the backward pass in NumPy, one line per node: grad_y_pred, grad_w2 "
-                     "= h.T @ grad_y_pred, grad_h, the ReLU's mask, grad_w1 = x.T @ grad_h.",
+                 fix="write the backward pass in NumPy, one step per node of the forward pass, "
+                     "from the loss back: the gradient of the prediction, then of w2 (from h), of "
+                     "h, through the ReLU's mask, and of w1 (from x).",
                  code="finite_differences")
 
 
@@ -612,10 +617,11 @@ def _prediction(value):
           kernel_evidence="how many times step_report called the step it was given",
           findings={
               "count": ("{what} should return 2 values (losses, changed).",
-                        "return them as one tuple: `return losses, changed`."),
+                        "return the losses and the flag together, as one tuple in the order the "
+                        "docstring gives."),
               "type": ("{what} should return a list of losses and a bool.",
-                       "return `[float(loss) for each call], changed` with changed a Python "
-                       "bool."),
+                       "return a list of Python floats, one loss per call, and the flag as a "
+                       "Python bool."),
           })
 def step_report(case, obs, ctx):
     """``obs``: ``n_losses``, ``losses`` (the first ``calls + 1`` returned), ``changed`` (as
@@ -628,17 +634,18 @@ def step_report(case, obs, ctx):
     if obs["step_calls"] == 0:
         ctx.fail(f"{ctx.what} never called the step it was given: a report must measure what "
                  f"the step does, not say what it should do.",
-                 fix="call `step(x, y, w1, w2, lr)` `calls` times and keep what each call "
+                 fix="call step as many times as `calls` "
+                     "says and keep what each call "
                      "returns.", mistake="M21", code="step_not_called")
     if obs["step_calls"] != calls:
         counts = f" ({obs['step_calls']} for {calls})" if ctx.reveal else ""
         ctx.fail(f"{ctx.what} should call the step exactly `calls` times{counts}.",
-                 fix="one call per loop iteration: `for _ in range(calls):`.",
+                 fix="one call of step per loop iteration, as many iterations as `calls` says.",
                  code="call_count")
     if obs["n_losses"] != calls:
         counts = f" ({calls}), got {obs['n_losses']}" if ctx.reveal else ""
         ctx.fail(f"{ctx.what}: expected one loss per call{counts}.",
-                 fix="append float(step(x, y, w1, w2, lr)) once per call.", code="loss_count")
+                 fix="keep one Python float per call of step (a tensor converts with float).", code="loss_count")
     got = [_scalar(ctx, v, ", a loss") for v in obs["losses"][:calls]]
     # float32 through matmuls: TF32_RTOL (TensorFloat-32 on GPUs).
     if not np.allclose(got, want_losses, rtol=TF32_RTOL, atol=1e-6):
@@ -648,35 +655,35 @@ def step_report(case, obs, ctx):
                 ctx.fail(f"{ctx.what} reports the loss before each update, but this step "
                          f"returns the loss after it: step_report computed the losses itself "
                          f"instead of recording what the step returned.",
-                         fix="keep what each call returns: "
-                             "`losses.append(float(step(x, y, w1, w2, lr)))`.",
+                         fix="keep what each call of step returns, as a Python float.",
                          mistake="M21", code="losses_not_observed")
         ctx.close(got, want_losses, ", the losses (what each call of the step returned)",
                   rtol=TF32_RTOL, atol=1e-6)
     changed = _prediction(obs["changed"])
     if not isinstance(changed, bool):
         ctx.fail(f"{ctx.what}: changed should be a Python bool (True or False).",
-                 fix="compare the copies with the values after the calls and return a bool: "
-                     "`bool(np.any(w1_before != w1.numpy()) or ...)`.", code="changed_type")
+                 fix="compare the copies with the values after the calls and return a Python "
+                     "bool: whether any entry of any weight changed.", code="changed_type")
     if changed != want_changed:
         inferred = len(set(got)) > 1
         if changed == inferred:
             ctx.fail(f"{ctx.what} reports the losses right but infers from them whether the "
                      f"weights changed; the losses do not say it (one call, or a step whose "
                      f"loss does not move): look at the weights themselves.",
-                     fix="copy the values before the first call (`w1_before = w1.numpy()`, "
-                         "same for w2) and compare them with `w1.numpy()`, `w2.numpy()` after "
-                         "the last.", mistake="M21", code="changed_from_losses")
+                     fix="a tf.Variable changes in place: copy its value (a NumPy array) before "
+                         "the first call, for both weights, and compare those copies with the "
+                         "values after the last.", mistake="M21", code="changed_from_losses")
         if want_changed:
             ctx.fail(f"{ctx.what} says the weights did not change, but this step changes "
                      f"them: did you keep the variables themselves (`before = w1`)? A "
                      f"variable changes in place, so it always equals itself.",
-                     fix="keep copies of the values before the first call: "
-                         "`w1_before = w1.numpy()`, `w2_before = w2.numpy()`.",
+                     fix="a tf.Variable changes in place: keep copies of both weights' values "
+                         "(NumPy arrays) from before the first call.",
                      code="changed_missed")
         ctx.fail(f"{ctx.what} says the weights changed, but this step leaves them as they were "
                  f"(compare the values, not the objects: a new tensor is never the variable).",
-                 fix="compare copies of the values: `np.array_equal(w1_before, w1.numpy())`.",
+                 fix="compare copies of the values (NumPy arrays taken before and after), not the "
+                     "variables themselves, which change in place.",
                  code="changed_wrong")
     for name, truth in BROKEN_STEP_TRUTH.items():
         guess = _prediction(obs[name])
@@ -710,7 +717,7 @@ def _sgd_label(case) -> str:
 
 NOT_TF_FUNCTION = ("{what}: sgd_step is not a tf.function, so the whole step (forward, backward "
                    "and the in-place updates) would not run as one graph.",
-                   "put @tf.function on the line above `def sgd_step`.")
+                   "make sgd_step a tf.function (read tf.function as a decorator).")
 
 
 @exercise("sgd_step", module=MODULE, cases=[(2, 16, 20, 8, 0.01, 3)], label=_sgd_label,
@@ -722,7 +729,7 @@ NOT_TF_FUNCTION = ("{what}: sgd_step is not a tf.function, so the whole step (fo
                           "the variable updates in its graph are computed from their results",
           findings={"not_tf_function": NOT_TF_FUNCTION,
                     "not_scalar": ("{what}: sgd_step should return the loss, one number.",
-                                   "return the loss of the forward pass: `return loss`.")})
+                                   "return the loss of the forward pass.")})
 def sgd_step(case, obs, ctx):
     """``obs``: ``losses`` (returned by each call), ``w1``, ``w2`` (the weights after each call),
     ``tape_gradients`` (a traced tape.gradient call gave gradients for w1 and w2),
@@ -744,7 +751,8 @@ def sgd_step(case, obs, ctx):
                      f"change: the parameters never update. Inside a function, "
                      f"`w1 = w1 - lr * g` only rebinds the local name to a new tensor; the "
                      f"variable itself is untouched.", mistake="M03",
-                     fix="update in place: w1.assign_sub(lr * g1).", code="unchanged")
+                     fix="update the variables in place (read tf.Variable's assign_sub): a new "
+                         "tensor bound to the name is no longer the variable.", code="unchanged")
         loss = _scalar(ctx, obs["losses"][step], f", the loss returned by{call} the step")
         want_loss, g1, g2 = two_layer_reference(x, y, *before)
         # float32 through matmuls: TF32_RTOL (TensorFloat-32 on GPUs).
@@ -771,8 +779,8 @@ def sgd_step(case, obs, ctx):
         ctx.fail(f"{ctx.what} updates the weights by the right amounts, but no tape computed "
                  f"the gradients (tape.gradient gave none for w1 and w2): the exercise is the "
                  f"gradients from a tape, not derived by hand.",
-                 fix="record the forward pass in `with tf.GradientTape() as tape:` and take "
-                     "`grad_w1, grad_w2 = tape.gradient(loss, [w1, w2])`.",
+                 fix="record the forward pass on a GradientTape and take the gradients of the "
+                     "loss with respect to both weights from it.",
                  mistake="M21", code="no_tape")
     w1_0, w2_0 = (np.asarray(a, np.float64) for a in scaled_problem(seed, n, d, h)[2:])
     loss_0, g1_0, g2_0 = two_layer_reference(x, y, w1_0, w2_0)
@@ -781,8 +789,8 @@ def sgd_step(case, obs, ctx):
         ctx.fail(f"{ctx.what} updates the weights by the right amounts, but no tape.gradient "
                  f"call differentiated the loss with respect to w1 and w2 (the tape's target is "
                  f"another expression): the exercise is the gradients of the loss from a tape.",
-                 fix="compute the loss inside `with tf.GradientTape() as tape:` and take "
-                     "`grad_w1, grad_w2 = tape.gradient(loss, [w1, w2])`.",
+                 fix="compute the loss inside the tape's block and take the gradients of the loss "
+                     "with respect to both weights from it.",
                  mistake="M21", code="tape_target")
     for name, start, result in (("w1", w1_0, produced[0]), ("w2", w2_0, produced[1])):
         moved = _array(ctx, obs[f"eager_{name}"], f", {name} after the step") - start
@@ -790,14 +798,14 @@ def sgd_step(case, obs, ctx):
             ctx.fail(f"{ctx.what}: a tape computed the gradients of the loss, but the change "
                      f"of {name} is not -lr times the gradient the tape returned: the update "
                      f"is computed another way.",
-                     fix="update each variable with its gradient from the tape: "
-                         "`w1.assign_sub(lr * grad_w1)`, `w2.assign_sub(lr * grad_w2)`.",
+                     fix="update each variable in place with its own gradient from the tape, "
+                         "scaled by the learning rate (read tf.Variable's assign_sub).",
                      mistake="M21", code="updates_not_from_tape")
     if obs["updates_from_gradients"] is False:
         ctx.fail(f"{ctx.what} updates the weights by the right amounts, but not with the "
                  f"gradients tape.gradient returned: the updates are computed another way.",
-                 fix="update each variable with its gradient from the tape: "
-                     "`w1.assign_sub(lr * grad_w1)`, `w2.assign_sub(lr * grad_w2)`.",
+                 fix="update each variable in place with its own gradient from the tape, scaled "
+                     "by the learning rate (read tf.Variable's assign_sub).",
                  mistake="M21", code="updates_not_from_tape")
 
 
@@ -820,9 +828,10 @@ def _optimizer_label(case) -> str:
                           "to the optimizer are values tape.gradient produced",
           findings={
               "type": ("{what} should return the list of losses, one per step.",
-                       "return a list of Python floats: `[float(step()) for _ in range(steps)]`."),
+                       "return a list of Python floats, one loss per step (a tensor converts with "
+                       "float)."),
               "not_scalar": ("{what}: each loss should be one number.",
-                             "append float(loss) per step."),
+                             "keep one Python float per step (a tensor converts with float)."),
           })
 def train_with_optimizer(case, obs, ctx):
     """``obs``: ``n_losses``, ``losses`` (the first ``steps`` values returned), ``w1``, ``w2``
@@ -858,8 +867,8 @@ def train_with_optimizer(case, obs, ctx):
         ctx.fail(f"{ctx.what} returns losses that fall, but the optimizer it was given never "
                  f"made an update (its iterations are 0): the updates were written by hand, and "
                  f"the exercise is the optimizer's update rule.",
-                 fix="let the optimizer update the weights: "
-                     "`optimizer.apply_gradients(zip(grads, [w1, w2]))` once per step.",
+                 fix="let the optimizer update the weights, once per step: it takes pairs of a "
+                     "gradient and its variable (read the optimizer's apply_gradients).",
                  mistake="M21", code="optimizer_unused")
     if iterations != steps:
         counts = f" ({iterations} for {steps} steps)" if ctx.reveal else ""
@@ -871,9 +880,9 @@ def train_with_optimizer(case, obs, ctx):
         ctx.fail(f"{ctx.what}: the optimizer made the updates, but the gradients it was given "
                  f"did not come from tape.gradient: the exercise is gradients from a tape, "
                  f"applied by the optimizer.",
-                 fix="compute the loss inside `with tf.GradientTape() as tape:`, then "
-                     "`grads = tape.gradient(loss, [w1, w2])` and "
-                     "`optimizer.apply_gradients(zip(grads, [w1, w2]))`.",
+                 fix="compute the loss inside the tape's block, take its gradients with respect "
+                     "to both weights, and let the optimizer apply them (read the optimizer's "
+                     "apply_gradients).",
                  mistake="M21", code="no_tape")
     loss_0, g1_0, g2_0 = two_layer_reference(x, y, w1, w2)
     produced = _loss_call(obs["eager_calls"], loss_0, [g1_0, g2_0], TF32_RTOL)
@@ -884,9 +893,9 @@ def train_with_optimizer(case, obs, ctx):
         ctx.fail(f"{ctx.what}: the optimizer made the updates, but what apply_gradients was "
                  f"given is not what a tape.gradient call of the loss returned (the tape's "
                  f"target is another expression, or other gradients were applied).",
-                 fix="compute the loss inside `with tf.GradientTape() as tape:`, then "
-                     "`grads = tape.gradient(loss, [w1, w2])` and "
-                     "`optimizer.apply_gradients(zip(grads, [w1, w2]))`.",
+                 fix="compute the loss inside the tape's block, take its gradients with respect "
+                     "to both weights, and let the optimizer apply them (read the optimizer's "
+                     "apply_gradients).",
                  mistake="M21", code="tape_target")
 
 
@@ -989,8 +998,9 @@ def log1pexp(case, obs, ctx):
             ctx.fail(f"{ctx.what}: the value {mode} is inf for large x: e^x overflows float32 "
                      f"beyond x = 88.7, and log(inf) = inf, while log(1 + e^x) is about x "
                      f"there. Rewrite the value so that no e^x of a large x is formed.",
-                     mistake="M53", fix="for x > 0, log(1 + e^x) = x + log(1 + e^-x): use "
-                                        "tf.maximum(x, 0.) + tf.math.log1p(tf.exp(-tf.abs(x))).",
+                     mistake="M53", fix="for x > 0, log(1 + e^x) = x + log(1 + e^-x): rewrite the "
+                                        "formula so that exp only ever sees a non-positive number "
+                                        "(tf.abs and tf.math.log1p help).",
                      code="value_overflow")
         ctx.close(got, want, f" {mode}", rtol=1e-5, atol=1e-6, check_dtype="float")
         g = _array(ctx, grad, f", the gradient {mode}")
@@ -998,8 +1008,9 @@ def log1pexp(case, obs, ctx):
             ctx.fail(f"{ctx.what}: the gradient {mode} is NaN for large x: the backward's "
                      f"formula overflows (e^x / (1 + e^x) is inf / inf). The same derivative can "
                      f"be written with e^-x, which cannot overflow where x is large.",
-                     mistake="M53", fix="write the derivative as 1 / (1 + e^-x) (or 1 - 1 / "
-                                        "(1 + e^x)), times the upstream gradient.",
+                     mistake="M53", fix="derive the derivative on paper and write it in a form "
+                                        "that never evaluates e^x for a large x (the logistic "
+                                        "function is one), times the upstream gradient.",
                      code="grad_overflow")
         if _near(g, want_grad / upstream, 1e-5) and not _near(upstream, np.ones_like(upstream)):
             ctx.fail(f"{ctx.what}: the gradient ignores the upstream gradient: by the chain rule "
@@ -1009,14 +1020,16 @@ def log1pexp(case, obs, ctx):
     if obs["custom_gradient"] is not True:
         ctx.fail(f"{ctx.what} gives the right values but does not define its own backward: "
                  f"the exercise is tf.custom_gradient.",
-                 fix="decorate it with @tf.custom_gradient and return (value, grad_fn), with "
-                     "grad_fn(upstream) computing the derivative's formula.",
+                 fix="read tf.custom_gradient: the decorated function returns its value and a "
+                     "backward function, which takes the upstream gradient and applies the "
+                     "derivative's formula.",
                  mistake="M21", code="no_custom_gradient")
     if obs["backward_autodiff"] or obs["builtin_gradient_op"]:
         ctx.fail(f"{ctx.what} gives the right gradient, but its backward asks TensorFlow for it "
                  f"(a tape, tf.gradients or the built-in SoftplusGrad op inside grad_fn) instead "
                  f"of computing the derivative: a custom gradient exists to replace what "
                  f"autodiff would do, so the backward must be your own formula.",
-                 mistake="M52", fix="derive d/dx log(1 + e^x) on paper and write it in grad_fn "
-                                    "with tf ops (tf.exp, tf.math.sigmoid), times upstream.",
+                 mistake="M52", fix="derive d/dx log(1 + e^x) on paper and write that formula in "
+                                    "the backward function with tf ops, times the upstream "
+                                    "gradient.",
                  code="backward_autodiff")

@@ -77,11 +77,12 @@ def square_grad(case, obs, ctx):
     ctx.close(obs["result"], 2.0 * float(case), check_dtype="float")
     if obs["from_tape"] is not True:
         ctx.fail(f"{ctx.what} {NO_TAPE}: the exercise is the tape, not the formula.",
-                 fix="let `tape.gradient(y, x)` compute dy/dx, and return what it gives.",
+                 fix="let the tape compute dy/dx, its gradient of y with respect to x, and return "
+                     "what it gives.",
                  mistake="M21", code="no_tape")
     if not _of_target(obs, float(case) ** 2):
-        _other_target(ctx, "y = x * x", "compute y = x * x inside the `with` block and return "
-                                         "`tape.gradient(y, x)`.")
+        _other_target(ctx, "y = x * x", "compute the square inside the tape's block and return "
+                                        "the gradient the tape computes.")
 
 
 DRAFT_INT_WHY = ("tf.constant(2) is an int32 tensor, and a tape differentiates only "
@@ -125,11 +126,12 @@ def sum_squared_grad(case, obs, ctx):
               check_dtype="float")
     if obs["from_tape"] is not True:
         ctx.fail(f"{ctx.what} {NO_TAPE}: the exercise is the chain rule done by the tape.",
-                 fix="watch x, compute y = tf.reduce_sum(x) and z = y ** 2 inside the block, "
-                     "and return `tape.gradient(z, x)`.", mistake="M21", code="no_tape")
+                 fix="watch x, compute the sum and its square inside the tape's block, and return "
+                     "the gradient the tape computes of the square with respect to x.", mistake="M21", code="no_tape")
     if not _of_target(obs, float(x.sum()) ** 2):
-        _other_target(ctx, "z = (sum of x) ** 2", "watch x, compute y = tf.reduce_sum(x) and "
-                      "z = y ** 2 inside the block, and return `tape.gradient(z, x)`.")
+        _other_target(ctx, "z = (sum of x) ** 2", "watch x, compute the sum and its square inside "
+                                                  "the tape's block, and return the gradient the "
+                                                  "tape computes of the square with respect to x.")
 
 
 
@@ -144,9 +146,9 @@ SUM_SQUARED_PREDICTION_X = [[1.0, 2.0], [3.0, 4.0]]
 #: Largest prediction the judges read (entries).
 MAX_PREDICTION_SIZE = 4096
 
-CHAIN_RULE_HINT = ("work it out again by the chain rule: y = the sum of x's entries, dz/dy = 2y, "
-                   "and each entry adds once to the sum (dy/dx_ij = 1), so every entry of dz/dx "
-                   "is the same number; then compare with what sum_squared_grad returns for this x.")
+CHAIN_RULE_HINT = ("work it out again by the chain rule: dz/dy for z the square of the sum, and "
+                   "dy/dx_ij for one entry of the sum, so every entry of dz/dx is the same "
+                   "number; then compare with what sum_squared_grad returns for this x.")
 
 
 @exercise("sum_squared_prediction", module=MODULE, cases=[SUM_SQUARED_PREDICTION_X],
@@ -178,11 +180,12 @@ def sum_squared_prediction(case, obs, ctx):
     if obs["from_tape"] is not True:
         ctx.fail(f"{ctx.what}: sum_squared_grad {NO_TAPE}, so nothing verified your "
                  f"prediction: the verification is the tape's.",
-                 fix="watch x, compute y = tf.reduce_sum(x) and z = y ** 2 inside the block, "
-                     "and return `tape.gradient(z, x)`.", mistake="M21", code="no_tape")
+                 fix="watch x, compute the sum and its square inside the tape's block, and return "
+                     "the gradient the tape computes of the square with respect to x.", mistake="M21", code="no_tape")
     if not _of_target(obs, float(x.sum()) ** 2):
-        _other_target(ctx, "z = (sum of x) ** 2", "watch x, compute y = tf.reduce_sum(x) and "
-                      "z = y ** 2 inside the block, and return `tape.gradient(z, x)`.")
+        _other_target(ctx, "z = (sum of x) ** 2", "watch x, compute the sum and its square inside "
+                                                  "the tape's block, and return the gradient the "
+                                                  "tape computes of the square with respect to x.")
 
 
 # ----------------------------------------------------------------------------- train_step
@@ -266,8 +269,8 @@ def train_step(case, obs, ctx):
         if (number == 1 and isinstance(got_kernel, np.ndarray)
                 and got_kernel.shape == initial.shape and np.allclose(got_kernel, initial)):
             ctx.fail(f"{ctx.what}: the weights did not change.",
-                     fix="after computing the gradients, apply them: "
-                         "`optimizer.apply_gradients(zip(grads, model.trainable_variables))`.",
+                     fix="after computing the gradients, let the optimizer apply them, each "
+                         "paired with its variable (read the optimizer's apply_gradients).",
                      code="no_update")
         ctx.close(seen["loss"], loss_before, f", loss returned by step {number}",
                   rtol=1e-4, atol=1e-5)
@@ -278,16 +281,17 @@ def train_step(case, obs, ctx):
             ctx.fail(f"{ctx.what} returns the right numbers, but in step {number} no tape "
                      f"computed the gradient of the loss with respect to the model's weights: "
                      f"the update must come from tape.gradient, not from a formula.",
-                     fix="`grads = tape.gradient(loss_value, model.trainable_variables)`, then "
-                         "`optimizer.apply_gradients(zip(grads, model.trainable_variables))`.",
+                     fix="take the tape's gradients of the loss with respect to the model's "
+                         "trainable variables, then let the optimizer apply them (read the "
+                         "optimizer's apply_gradients).",
                      mistake="M21", code="no_tape")
     if obs["keras_loop"] is not False:
         ctx.fail(f"{ctx.what} returns the right numbers, but the model was compiled and "
                  f"trained by Keras' own loop (model.compile with fit, train_on_batch or "
                  f"train_step): the exercise is writing that step yourself.",
-                 fix="no model.compile or model.fit: record the loss on a `tf.GradientTape`, "
-                     "take `tape.gradient(loss_value, model.trainable_variables)` and apply it "
-                     "with the optimizer.", mistake="M21", code="keras_loop")
+                 fix="no model.compile or model.fit: record the loss on a GradientTape, take its "
+                     "gradients with respect to the model's trainable variables and let the "
+                     "optimizer apply them.", mistake="M21", code="keras_loop")
 
 
 
@@ -356,8 +360,8 @@ def train_step_fault(case, obs, ctx):
         ctx.fail(f"{ctx.what}: the fixed train_step returns the right loss, but no tape computed "
                  f"the gradient of that loss with respect to the model's weights: the fix is to "
                  f"record the loss on the tape, not to derive the update by hand.",
-                 fix="indent `loss_value = loss_object(y, logits)` into the `with` block and keep "
-                     "`grads = tape.gradient(loss_value, model.trainable_variables)` after it.",
+                 fix="a tape records only inside its block: compute the loss there too, and take "
+                     "the gradients after the block.",
                  mistake="M21", code="no_tape")
 
 
@@ -441,24 +445,23 @@ def fit_line(case, obs, ctx):
     if steps and not seen_w and not seen_b and obs["tape_calls"] == 0:
         ctx.fail(f"{ctx.what} {NO_TAPE}: the updates of w and b were derived by hand, "
                  f"not asked of a tape.",
-                 fix="in every step, record the loss on a `tf.GradientTape` and update with "
-                     "its gradients: `dw, db = tape.gradient(loss, [w, b])`, then "
-                     "`w.assign_sub(lr * dw)` and `b.assign_sub(lr * db)`.",
+                 fix="in every step, record the loss on a GradientTape and update w and b in "
+                     "place with the gradients it gives (read tf.Variable's assign_sub).",
                  mistake="M21", code="no_tape")
     if w_grads is None or b_grads is None:
         ctx.fail(f"{ctx.what} returns the right numbers, but the w and b it returns were not "
                  f"the sources of exactly one gradient call per step: the same two tf.Variables "
                  f"must be trained in place, each step's update from its tape's gradients.",
-                 fix="create w and b once, before the loop; per step call `tape.gradient(loss, "
-                     "[w, b])` once and update with `w.assign_sub(lr * dw)`, "
-                     "`b.assign_sub(lr * db)`.", mistake="M21", code="not_per_step")
+                 fix="create w and b once, before the loop; per step ask the tape once for the "
+                     "gradients of the loss with respect to "
+                     "both, and update them in place.", mistake="M21", code="not_per_step")
     if not (np.allclose(w_grads, want_dw, rtol=1e-4, atol=1e-4)
             and np.allclose(b_grads, want_db, rtol=1e-4, atol=1e-4)):
         ctx.fail(f"{ctx.what} returns the right numbers, but the gradients its tapes computed "
                  f"are not those of the loss it minimised: the updates were derived by hand "
                  f"instead of from tape.gradient.",
-                 fix="record `loss = tf.reduce_mean((w * x + b - y) ** 2)` on the tape and "
-                     "update with what `tape.gradient(loss, [w, b])` returns.",
+                 fix="record the mean squared error on the tape and update with the gradients the "
+                     "tape returns for w and b.",
                  mistake="M21", code="hand_update")
 
 
@@ -478,8 +481,8 @@ def grads_from_one_tape(case, obs, ctx):
     x = float(case)
     ctx.close(obs["dz_dx"], 4.0 * x ** 3, ", dz/dx", check_dtype="float")
     ctx.close(obs["dy_dx"], 2.0 * x, ", dy/dx", check_dtype="float")
-    fix = ("record y and z once inside `with tf.GradientTape(persistent=True) as tape:`, then "
-           "return `tape.gradient(z, x)` and `tape.gradient(y, x)` (and `del tape`).")
+    fix = ("record y and z once on one persistent tape (read GradientTape's persistent argument), "
+           "ask it for both gradients, and release it after.")
     if obs["from_tape"] is not True:
         ctx.fail(f"{ctx.what} {NO_TAPE}: the exercise is asking one persistent tape for both "
                  f"gradients, not the formulas.", fix=fix, mistake="M21", code="no_tape")
@@ -517,9 +520,9 @@ def _derivatives(case):
     return (*SCALAR_FUNCTIONS[name], x)
 
 
-NESTED_FIX = ("let two nested tapes do it: inside `with tf.GradientTape() as outer:` compute "
-              "`dy_dx = inner.gradient(y, x)`, then `outer.gradient(dy_dx, x)` after the outer "
-              "block.")
+NESTED_FIX = ("let two nested tapes do it: the first derivative taken inside the outer tape's "
+              "block (so the outer tape records it), then the outer tape's gradient of it after "
+              "the block.")
 
 
 @exercise("second_derivative", module=MODULE,
@@ -535,8 +538,9 @@ NESTED_FIX = ("let two nested tapes do it: inside `with tf.GradientTape() as out
           findings={"inner_gradient_outside": (
               "{what}: f''(x) is None: the outer tape never recorded how f'(x) depends on x "
               "(the inner gradient was computed after the outer block closed).",
-              "call `inner.gradient(y, x)` inside the outer tape's `with` block (indented "
-              "under it), and `outer.gradient(dy_dx, x)` after it.")})
+              "the outer tape must record the inner tape's gradient computation: take the first "
+              "derivative inside the outer tape's block, then the outer tape's gradient of it "
+              "after that block.")})
 def second_derivative(case, obs, ctx):
     """``obs``: ``dy_dx``, ``d2y_dx2``, ``first_from_tape`` (f'(x) produced by a tape call),
     ``second_nested`` (f''(x) produced by a call whose target another call produced),
@@ -586,8 +590,9 @@ def product_grads(case, obs, ctx):
     if obs["from_tape"] is not True:
         ctx.fail(f"{ctx.what} {NO_TAPE}: returning b and a is the formula; the exercise is "
                  f"what a tape with watch_accessed_variables=False records.",
-                 fix="inside `with tf.GradientTape(watch_accessed_variables=False) as tape:` "
-                     "watch a and b, compute y = a * b, and return `tape.gradient(y, [a, b])`.",
+                 fix="on a tape that watches only what it is told (watch_accessed_variables off), "
+                     "watch a and b, compute the product, and return the gradients the tape gives "
+                     "for both.",
                  mistake="M21", code="no_tape")
 
 
@@ -628,8 +633,8 @@ def broken_product_grads_none(pairs) -> np.ndarray:
               "{what}: product_grads returned None for a source: a tape records only the "
               "sources it watches (with watch_accessed_variables=False none by itself, a "
               "default tape only trainable variables).",
-              "watch both sources: `tape.watch(a)` and `tape.watch(b)` (or "
-              "`tape.watch([a, b])`) before computing y.")})
+              "with watch_accessed_variables=False a tape watches only what it is told to: watch "
+              "both sources (read GradientTape.watch) before computing y.")})
 def product_grads_prediction(case, obs, ctx):
     """``obs``: ``predicted`` (the student's ``predicted_none`` as a bool array, or None when it
     is not a table of True/False), ``grads`` (product_grads' [dy/da, dy/db] for each pair) and
@@ -647,7 +652,8 @@ def product_grads_prediction(case, obs, ctx):
         shape = f" ({len(pairs)} pairs)" if ctx.reveal and not ctx.hidden else ""
         ctx.fail(f"{ctx.what} should be a list with one [a_is_None, b_is_None] pair of True/False "
                  f"per pair of sources{shape}.",
-                 fix="write True where you expect None: predicted_none = [[False, True], ...].",
+                 fix="write True where you expect None, in the nested list the prediction cell's "
+                     "comment shows.",
                  code="prediction_shape")
     wrong = int(np.sum(np.any(predicted != truth, axis=1)))
     if wrong:
@@ -669,9 +675,9 @@ def product_grads_prediction(case, obs, ctx):
         if produced is not True:
             ctx.fail(f"{ctx.what}: product_grads {NO_TAPE} (pair {number}): returning b and a "
                      f"is the formula; the fix is a tape that watches both sources.",
-                     fix="inside `with tf.GradientTape(watch_accessed_variables=False) as tape:` "
-                         "watch a and b, compute y = a * b, and return "
-                         "`tape.gradient(y, [a, b])`.", mistake="M21", code="no_tape")
+                     fix="on a tape that watches only what it is told (watch_accessed_variables "
+                         "off), watch a and b, compute the product, and return the gradients the "
+                         "tape gives for both.", mistake="M21", code="no_tape")
 
 
 # Functions R^n -> R of the Hessian exercise's visible cases, NumPy (float64), by name; the
@@ -722,8 +728,8 @@ def finite_difference_hessian(f, x, h: float = 1e-4) -> np.ndarray:
     return hessian
 
 
-HESSIAN_FIX = ("compute `g = inner.gradient(y, x)` inside the outer tape's `with` block, and "
-               "return `outer.jacobian(g, x)`.")
+HESSIAN_FIX = ("compute the inner tape's gradient inside the outer tape's block, and return the "
+               "outer tape's jacobian of it (one row per entry).")
 
 
 @exercise("hessian", module=MODULE,
@@ -742,13 +748,13 @@ HESSIAN_FIX = ("compute `g = inner.gradient(y, x)` inside the outer tape's `with
               "{what} raised after an outer tape call returned None: what it differentiated "
               "(an entry `grad[i]` sliced, or the gradient computed, after the outer block "
               "closed) is a tensor the outer tape never recorded.",
-              "take the entries of the gradient inside the outer tape's `with` block, or "
-              "differentiate the gradient itself: `outer.jacobian(grad, x)`."),
+              "take the entries of the gradient inside the outer tape's block, or differentiate "
+              "the whole gradient with the outer tape's jacobian, which keeps one row per entry."),
               "inner_gradient_outside": (
               "{what} returned None: the outer tape never recorded how the gradient depends on "
               "x (the inner gradient was computed after the outer block closed).",
-              "compute `g = inner.gradient(y, x)` inside the outer tape's `with` block, then "
-              "`outer.jacobian(g, x)` after it.")})
+              "compute the inner tape's gradient inside the outer tape's block, then the outer "
+              "tape's jacobian of that gradient after it (one row per entry).")})
 def hessian(case, obs, ctx):
     """``obs``: ``result``, ``from_tape`` (the matrix, or each of its rows, produced by a tape
     call), ``nested`` (those calls differentiated a value another tape call produced),
@@ -772,8 +778,8 @@ def hessian(case, obs, ctx):
             ctx.fail(f"{ctx.what} should have shape{shapes}: it returned one number per entry "
                      f"of x, the Hessian's column sums.{hint}", mistake="M64",
                      code="summed_hessian",
-                     fix="return `outer.jacobian(g, x)`, where g is the inner tape's gradient "
-                         "computed inside the outer block.")
+                     fix="return the outer tape's jacobian of the inner tape's gradient, computed "
+                         "inside the outer block.")
         ctx.fail(f"{ctx.what} should have shape{shapes}.",
                  fix="return the (n, n) matrix of second derivatives.", code="shape")
     ctx.close(result, finite_difference_hessian(f, x), "", rtol=1e-3, atol=1e-3,
@@ -839,9 +845,9 @@ def hvp_reference(grad, x, v, h: float = 1e-5) -> np.ndarray:
     return (_floats(grad(x + h * v)) - _floats(grad(x - h * v))) / (2 * h)
 
 
-HVP_FIX = ("inside `with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:` record "
-           "y = f(x) on a GradientTape that watches x, take its gradient g there, and return "
-           "`acc.jvp(g)`.")
+HVP_FIX = ("forward-over-back: inside a tf.autodiff.ForwardAccumulator whose primal is x and "
+           "tangent v, record f on a tape that watches x, take the tape's gradient there, and "
+           "return the accumulator's jvp of it.")
 
 
 @exercise("hvp", module=MODULE,
@@ -859,8 +865,9 @@ HVP_FIX = ("inside `with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) a
           findings={"none": ("{what} returned None instead of H v: an accumulator carries "
                              "tangents only for the operations run inside its `with` block, so "
                              "the jvp of a gradient computed after the block closed is None.",
-                             "compute the tape's gradient g inside the accumulator's `with` "
-                             "block, then return `acc.jvp(g)`.")})
+                             "the accumulator must see the gradient computed: take the tape's "
+                             "gradient inside the accumulator's block, then return the "
+                             "accumulator's jvp of that gradient.")})
 def hvp(case, obs, ctx):
     """``obs``: ``result``, ``methods`` (of the calls that produced it), ``derived`` (one of them
     differentiated what an earlier autodiff call returned), ``largest`` (most entries one

@@ -270,10 +270,11 @@ def _judge_pipeline_prediction(ctx, predicted) -> None:
           kernel_evidence="the dataset's tf.data stages (read from its classes) and the batches "
                           "it gave when the kernel iterated it",
           findings={"not_dataset": ("{what} should return a tf.data.Dataset.",
-                                    "return the dataset: "
-                                    "tf.data.Dataset.from_tensor_slices((x, y))...prefetch(...)."),
+                                    "return the tf.data.Dataset itself, built from the arrays "
+                                    "with the pipeline's steps (read from_tensor_slices)."),
                     "not_pairs": ("{what} should give (features, labels) pairs.",
-                                  "build it with tf.data.Dataset.from_tensor_slices((x, y)).")})
+                                  "build it with tf.data from the arrays (read "
+                                  "tf.data.Dataset.from_tensor_slices).")})
 def make_pipeline(case, obs, ctx):
     """``obs``: ``{"eval": ..., "train": ...}``, each the observation of one call (training
     False / True): ``x_rank``, ``x_dtype``, ``y_dtype``, ``y_integer``, ``x_shape`` of the
@@ -304,8 +305,8 @@ def _judge_pipeline(ctx, seen, training, n, batch_size, labels):
         got = f" of dtype {seen['x_dtype']}" if reveal else " that are not float32"
         ctx.fail(f"{what} gives features{got}: from_tensor_slices keeps the dtype of the "
                  "array it is given, and the model computes in float32.", mistake="M65",
-                 fix="convert before slicing: from_tensor_slices((x.astype('float32'), y)) "
-                     "(or a tf.cast in a .map).")
+                 fix="convert the features to float32 before slicing them into a dataset (or cast "
+                     "them in a .map).")
     if seen["y_integer"] is not True:
         got = f" of dtype {seen['y_dtype']}" if reveal else " that are not integers"
         ctx.fail(f"{what} gives labels{got}; they should stay integers for "
@@ -338,7 +339,8 @@ def _judge_pipeline(ctx, seen, training, n, batch_size, labels):
             for block in np.split(order, np.cumsum(sizes)[:-1])):
         ctx.fail(f"{what}: each batch holds consecutive examples, so only the order of the "
                  "batches is shuffled: the shuffle comes after the batch.", mistake="M66",
-                 fix="shuffle before batching: .shuffle(len(x)).batch(batch_size).")
+                 fix="shuffle before batching, over every example: shuffling after batch only "
+                     "moves whole batches.")
     if seen["truncated"] or sorted(order.tolist()) != list(range(n)):
         got = (f", got {len(order)} examples ({len(set(order.tolist()))} different)"
                if shows_inputs and not seen["truncated"] else "")
@@ -367,9 +369,8 @@ def _judge_pipeline(ctx, seen, training, n, batch_size, labels):
                  f"has no {' and no '.join(missing)} stage (the batches came from Python or "
                  "NumPy code). The exercise is the tf.data pipeline.",
                  mistake="M21", code="not_tf_data",
-                 fix="build it from tf.data.Dataset.from_tensor_slices((x, y)) with its own "
-                     ".shuffle(len(x)) (training only), .batch(batch_size) and "
-                     ".prefetch(tf.data.AUTOTUNE).")
+                 fix="build it with tf.data from its own arrays: shuffled over every example "
+                     "(training only) before it is batched, then prefetched.")
 
 
 def _fixed_order(ctx, what: str, stages: list, shuffled: bool) -> None:
@@ -383,23 +384,25 @@ def _fixed_order(ctx, what: str, stages: list, shuffled: bool) -> None:
              else "gives the same order of examples in every epoch")
     if not stages and shuffled:  # stages unreadable: both fixes
         ctx.fail(f"{what} {order}.", mistake="M29", code="same_order",
-                 fix="shuffle in the pipeline, .shuffle(len(x)) before .batch, and leave its "
-                     "reshuffle_each_iteration at the default True.")
+                 fix="shuffle in the tf.data pipeline, with a buffer as large as the data, before "
+                     "batching, and leave its reshuffle_each_iteration at the default True.")
     if shuffle is None:
         once = (" (examples permuted once, before tf.data, stay in that order)" if shuffled
                 else "")
         ctx.fail(f"{what} {order}: the pipeline has no .shuffle stage{once}.", mistake="M29",
-                 fix="add .shuffle(len(x)) before .batch(batch_size) when training is True; "
-                     "tf.data then draws a new order every epoch.", code="no_shuffle")
+                 fix="shuffle the training pipeline (when training is True) over every example, "
+                     "before it is batched; tf.data then draws a new order every epoch.", code="no_shuffle")
     if not shuffled:
         ctx.fail(f"{what} {order}: its .shuffle keeps the order of the examples (a buffer of "
                  "one example shuffles nothing).", mistake="M29",
-                 fix="shuffle over the whole training set: .shuffle(len(x)) before .batch.",
+                 fix="shuffle over the whole training set: a shuffle buffer as large as the data "
+                     "(a smaller one only mixes neighbours), before batching.",
                  code="small_shuffle_buffer")
     if any("Cache" in name for name in stages[:shuffle]):
         ctx.fail(f"{what} {order}: a .cache() after the .shuffle stores the first epoch's "
                  "order and replays it.", mistake="M29",
-                 fix="cache before shuffling: .cache().shuffle(len(x)).batch(batch_size).",
+                 fix="cache before shuffling: a cache after the shuffle replays the first epoch's "
+                     "order in every epoch.",
                  code="cache_after_shuffle")
     ctx.fail(f"{what} {order}: its .shuffle draws one order and keeps it "
              "(reshuffle_each_iteration=False).", mistake="M29",
@@ -456,7 +459,7 @@ def build_model(case, obs, ctx):
                  f"certain outputs then cost {'1.46' if ctx.reveal else 'far more'} instead of "
                  "0 (Keras' loss recovers the logits only from the softmax layer's own output, "
                  "with a warning).", mistake="M85", code="probabilities",
-                 fix="remove the softmax from the last layer (Dense(10) with no activation): "
+                 fix="remove the softmax from the last layer (a Dense layer with no activation): "
                      "the model gives logits, the loss turns them into probabilities.")
     small, big = obs.get("probe"), obs.get("probe_big")
     for got in (small, big):
@@ -471,8 +474,9 @@ def build_model(case, obs, ctx):
                  "depend on the features (a layer that multiplies them by 0, or outputs made "
                  "of a bias alone), so nothing it learns can tell one digit from another.",
                  mistake="M21", code="ignores_input",
-                 fix="let the features flow through the layers: Dense(64, activation='relu') "
-                     "on the input, then Dense(10).")
+                 fix="let the features flow through the network: each layer applied to the "
+                     "previous layer's output, from the input to the logits, none that zeroes "
+                     "them.")
     spread_big = (float(np.max(np.ptp(big, axis=0))) if np.all(np.isfinite(big)) else np.inf)
     if np.isfinite(spread) and spread_big < GROWTH * spread:  # inf: not bounded, not squashed
         ctx.fail("the model's outputs hardly spread wider for features 1000 times larger "
@@ -482,8 +486,8 @@ def build_model(case, obs, ctx):
                  "rescaled or not), and what takes them as logits then applies a softmax to "
                  "squashed values, which cannot come near a right, certain answer.",
                  mistake="M85", code="squashed",
-                 fix="end the model with Dense(10) and no activation: its outputs are logits, "
-                     "any real numbers.")
+                 fix="end the model with a Dense layer of one unit per class and no activation: "
+                     "its outputs are logits, any real numbers.")
     if not obs["trainable"]:
         ctx.fail("the model has no trainable weights.")
     if obs["shared"] is not False:
@@ -504,7 +508,7 @@ def build_model(case, obs, ctx):
 
 def _no_tf_function(what):
     return (f"{what} should return a function decorated with @tf.function.",
-            "define `@tf.function def train_step(x, y): ...` inside and return it.")
+            "define the train step as a tf.function inside and return it.")
 
 
 #: The run the train-step predictions are about (the notebook's cell after them): a fresh model
@@ -576,10 +580,10 @@ def _judge_step_prediction(ctx, predicted) -> None:
                           "applied equal that call's results",
           findings={"not_tf_function": ("make_train_step should return a function decorated "
                                         "with @tf.function.",
-                                        "define `@tf.function def train_step(x, y): ...` "
-                                        "inside and return it."),
+                                        "define the train step as a tf.function inside and return "
+                                        "it."),
                     "none": ("train_step should return the batch loss, got None.",
-                             "return the loss of the batch (`return loss`).")})
+                             "return the loss of the batch.")})
 def make_train_step(case, obs, ctx):
     """``obs``: ``calls``, one per call of the step: ``loss`` (returned), ``weights`` (the four
     variables after the call), ``loss_metric``, ``acc_metric`` (their results),
@@ -653,17 +657,17 @@ def make_train_step(case, obs, ctx):
         ctx.fail(f"{ctx.what} returns the right loss and weights, but no GradientTape computed "
                  "the gradients (tape.gradient never ran): the exercise is the tape-based step "
                  f"of {CUSTOM_LOOP}.", mistake="M21", code="no_tape",
-                 fix="compute the logits and the loss inside `with tf.GradientTape() as tape:`, "
-                     "then `grads = tape.gradient(loss, model.trainable_variables)`.")
+                 fix="compute the logits and the loss inside the tape's block, then the gradients "
+                     "of the loss with respect to the model's trainable variables.")
     iterations = [calls[k]["iterations"] for k in range(steps)]
     if iterations != list(range(1, steps + 1)):
         ctx.fail(f"{ctx.what} updates the weights right, but the optimizer it was given did not "
                  "take the steps (optimizer.iterations did not advance once per call): the "
                  "weights were changed by hand, or by another optimizer.", mistake="M21",
                  code="not_the_optimizer",
-                 fix="apply the gradients with the optimizer passed to make_train_step: "
-                     "`optimizer.apply_gradients(zip(grads, model.trainable_variables))` "
-                     "(an Adam optimizer is not w - lr * g: only the optimizer knows its rule).")
+                 fix="apply the gradients with the optimizer passed to make_train_step (read its "
+                     "apply_gradients; an Adam optimizer is not w - lr * g: only the optimizer "
+                     "knows its rule).")
     if obs["keras"] is not False:
         ctx.fail(f"{ctx.what} gives the right numbers, but Keras' compile()/fit()/"
                  "train_on_batch() ran while it did: the exercise is the tape-based step of "
@@ -682,10 +686,9 @@ def make_train_step(case, obs, ctx):
                                 "error, so it could not be seen to apply the tape's gradients")
         ctx.fail(f"{ctx.what} returns the right loss and weights, but {why}: the exercise is "
                  f"the tape-based step of {CUSTOM_LOOP}.", mistake="M21", code="not_the_tape",
-                 fix="compute the logits and the loss inside `with tf.GradientTape() as tape:`, "
-                     "then `grads = tape.gradient(loss, model.trainable_variables)` and "
-                     "`optimizer.apply_gradients(zip(grads, model.trainable_variables))`; "
-                     "return that loss.")
+                 fix="compute the logits and the loss inside the tape's block, take the gradients "
+                     "with respect to the model's trainable variables and let the optimizer apply "
+                     "them; return that loss.")
     if obs["prediction"] is not None:
         _judge_step_prediction(ctx, obs["prediction"])
 
@@ -700,10 +703,10 @@ def make_train_step(case, obs, ctx):
           kernel_evidence="which gradient calls a GradientTape made while the step ran",
           findings={"not_tf_function": ("make_eval_step should return a function decorated "
                                         "with @tf.function.",
-                                        "define `@tf.function def eval_step(x, y): ...` "
-                                        "inside and return it."),
+                                        "define the evaluation step as a tf.function inside and "
+                                        "return it."),
                     "none": ("eval_step should return the batch loss, got None.",
-                             "return the loss of the batch (`return loss`).")})
+                             "return the loss of the batch.")})
 def make_eval_step(case, obs, ctx):
     """``obs``: ``calls``, one per call: ``loss``, ``weights`` (after the call), ``loss_metric``,
     ``acc_metric``, ``acc_count`` (the accuracy metric's count); ``tape`` (whether
@@ -751,8 +754,9 @@ def make_eval_step(case, obs, ctx):
         ctx.fail(f"{ctx.what} measures the right numbers, but it takes gradients (a "
                  "GradientTape's gradient ran in it): an evaluation step only measures, so "
                  "it never trains and costs no backward pass.", mistake="M55", code="tape_in_eval",
-                 fix="compute `logits = model(x, training=False)` and the loss without a tape, "
-                     "update the metrics and return the loss; no tape.gradient, no optimizer.")
+                 fix="compute the logits (calling the model in inference mode, training=False) "
+                     "and the loss without a tape, update the metrics and return the loss; no "
+                     "tape.gradient, no optimizer.")
 
 
 # ----------------------------------------------------------------------------- 5. fit
@@ -864,16 +868,15 @@ def fit(case, obs, ctx):
         ctx.fail(f"{ctx.what} returns a history, but the optimizer given to fit did not take one "
                  f"step per batch of every epoch{got}: the training did not run through "
                  f"{CUSTOM_LOOP} with that optimizer.", mistake="M21", code="steps",
-                 fix="make the train step once with the optimizer fit was given "
-                     "(make_train_step(model, optimizer, ...)) and call it once on every batch "
-                     "of train_ds, in every epoch.")
+                 fix="make the train step once, through make_train_step with the model and the "
+                     "optimizer fit was given, and call it once on every batch of train_ds, in "
+                     "every epoch.")
     _judge_fit_rule(ctx, seed, obs["rule"])
 
 
-_OPTIMIZER_FIX = ("make the train step with the optimizer fit was given (make_train_step(model, "
-                  "optimizer, ...)) and let it apply the gradients tape.gradient returned "
-                  "(optimizer.apply_gradients(zip(grads, model.trainable_variables))); never "
-                  "change the weights, or optimizer.iterations, by hand.")
+_OPTIMIZER_FIX = ("make the train step with the optimizer fit was given (through make_train_step) "
+                  "and let that optimizer apply the gradients the tape returned; never change the "
+                  "weights, or optimizer.iterations, by hand.")
 
 
 def _judge_fit_rule(ctx, seed: int, rule) -> None:
