@@ -10,7 +10,11 @@ measured faster), session fixtures are per worker process: ``--dist loadfile`` k
 one worker, so the class is graded once per session as long as one
 file (tests/test_grading_samples.py) reads :func:`graded_samples`; :func:`sample_class`, cheap to
 build, is built once per worker.
+
+The grading runs of most test files share one Dask cluster (:func:`shared_scheduler`): each run
+starting a cluster of its own cost 20-60 s on 2 cores, before any notebook was graded.
 """
+import contextlib
 import hashlib
 import os
 import shutil
@@ -39,6 +43,48 @@ def grading_workers(wanted: int = 2) -> int:
     return max(1, min(wanted, cores // processes))
 
 
+# The environment as the root conftest.py left it, before any test changed it: what the shared
+# cluster's workers (and so their kernels) inherit, whichever test starts it.
+_SESSION_ENV = dict(os.environ)
+_shared_cluster = contextlib.ExitStack()
+_shared_address: list[str] = []
+
+
+def shared_scheduler() -> str:
+    """The address of one Dask cluster for the whole test session (per pytest-xdist process),
+    started at its first use by the project's own :func:`~autograder.grading.jobs.cluster.
+    dask_client`, so with what a `course grade` run's embedded cluster has: :func:`grading_workers`
+    worker processes of one thread, their memory limit, the allowed failures, the preload. Closed
+    at the end of the session (:func:`_close_shared_cluster`).
+
+    A test grades on it with ``grade_class(..., scheduler=shared_scheduler())`` or ``course grade
+    --scheduler ADDRESS``, and so skips a cluster's start (20-60 s on 2 cores). Its workers keep
+    the session's environment and their warm-kernel templates (keyed by the kernels' environment
+    alone; a template imports only the installed package, never a course's files, which each job
+    carries). Not for a test that changes the environment the workers must see, kills or counts
+    workers, or checks a cluster's own start: those grade on a cluster of their own."""
+    if not _shared_address:
+        from autograder.grading.jobs.cluster import dask_client
+
+        now = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(_SESSION_ENV)
+        try:
+            client = _shared_cluster.enter_context(dask_client(grading_workers(), None))
+        finally:
+            os.environ.clear()
+            os.environ.update(now)
+        _shared_address.append(client.scheduler.address)
+    return _shared_address[0]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_shared_cluster():
+    """Close :func:`shared_scheduler`'s cluster, where a test started it, when the session ends."""
+    yield
+    _shared_cluster.close()
+
+
 @pytest.fixture(scope="session")
 def sample_class(tmp_path_factory) -> Path:
     """The sample class (autograder.grading.demo.samples), built once for the session. Read
@@ -62,5 +108,5 @@ def graded_samples(tmp_path_factory, sample_class):
     out = tmp_path_factory.mktemp("grading")
     assignment_ids = sorted(p.stem for p in EXPECTED_DIR.glob("0*.json"))
     run = grade_class(submitted, out, assignment_ids=assignment_ids, workers=grading_workers(),
-                      progress=False)
+                      progress=False, scheduler=shared_scheduler())
     return run, (submitted, before)

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading.distribute.release import release
-from tests.conftest import grading_workers
+from tests.conftest import grading_workers, shared_scheduler
 
 _META = {"schema_version": 3, "locked": False, "grade": False, "solution": False, "task": False}
 
@@ -77,16 +77,17 @@ def run_command(argv: list[str]) -> subprocess.CompletedProcess:
 
 def course_grade(submitted: Path, out: Path, course: Path, *extra: str, feedback: bool = False,
                  fresh_interpreter: bool = False):
-    """Run `course grade` (the command: :func:`run_command`, or with ``fresh_interpreter`` a
-    process of its own); returns the process, the rows of ``scores_by_exercise.csv`` by (folder,
-    grade_id) and of ``grades.csv`` by (folder, assignment)."""
+    """Run `course grade` (the command: :func:`run_command`, on the session's shared cluster,
+    or with ``fresh_interpreter`` a process of its own with its own cluster); returns the process,
+    the rows of ``scores_by_exercise.csv`` by (folder, grade_id) and of ``grades.csv`` by (folder,
+    assignment)."""
     argv = ["grade", str(submitted), "--out", str(out), "--course-root", str(course),
             "--workers", str(grading_workers(1)), *([] if feedback else ["--no-feedback"]), *extra]
     if fresh_interpreter:
         proc = subprocess.run([sys.executable, "-m", "autograder.cli", *argv], capture_output=True,
                               text=True, timeout=1200)
     else:
-        proc = run_command(argv)
+        proc = run_command([*argv, "--scheduler", shared_scheduler()])
     with open(out / "scores_by_exercise.csv", newline="") as handle:
         cells = {(r["folder"], r["grade_id"]): r for r in csv.DictReader(handle)}
     with open(out / "grades.csv", newline="") as handle:

@@ -25,7 +25,7 @@ import pytest
 from autograder.grading.course import REPO_ROOT
 from autograder.grading.distribute.formgrader import STUDENT_CONFIG
 from autograder.grading.defaults import KERNEL_ENV
-from tests.conftest import grading_workers
+from tests.conftest import grading_workers, shared_scheduler
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -275,7 +275,8 @@ def grade_tiny_class(tmp: Path) -> Path:
     out = tmp / "graded"
     course = Path(sys.executable).parent / "course"
     proc = subprocess.run([str(course), "grade", str(submitted), "--out", str(out),
-                           "--workers", str(grading_workers()), "--no-feedback"],
+                           "--workers", str(grading_workers()), "--no-feedback",
+                           "--scheduler", shared_scheduler()],
                           capture_output=True, text=True, timeout=1200)
     assert (out / "gradebook.db").is_file(), proc.stdout + proc.stderr
     assert f"course formgrader {out}" in proc.stdout, proc.stdout

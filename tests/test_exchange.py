@@ -30,6 +30,7 @@ from autograder.grading.distribute.exchange import student_config
 from autograder.grading.run.pipeline import grade_class
 from autograder.grading.run.reports import attention_lines
 from autograder.grading.demo.samples import solution_answers
+from tests.conftest import shared_scheduler
 from tests.test_release import _hidden_test_lines
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,7 +102,7 @@ def round_trip():
     # Instructor: collect, grade, release feedback.
     log["collect"] = _nbgrader("collect", ASSIGNMENT, cwd=ROOT, env=instructor)
     run = grade_class(klass / "submitted", klass / "grading", assignment_ids=[ASSIGNMENT],
-                      workers=1, progress=False)
+                      workers=1, progress=False, scheduler=shared_scheduler())
     log["release_feedback"] = _nbgrader("release_feedback", ASSIGNMENT, cwd=ROOT, env=instructor)
 
     fetched = {}

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from tests import mutate
-from tests.conftest import grading_workers, hashes as _hashes
+from tests.conftest import grading_workers, hashes as _hashes, shared_scheduler
 
 ASSIGNMENT = "01_gradient_tape"
 FULL = {"test_square_grad": 2.0, "test_sum_squared_grad": 2.0, "test_train_step": 3.0,
@@ -45,7 +45,8 @@ def graded(tmp_path_factory, sample_class):
     proc = subprocess.run(
         [sys.executable, "-m", "autograder.cli", "grade", str(submitted), "--out", str(out),
          "--workers", str(grading_workers()), "--assignment", ASSIGNMENT,
-         "--cell-timeout", str(CELL_TIMEOUT_S)], capture_output=True, text=True, timeout=1800)
+         "--cell-timeout", str(CELL_TIMEOUT_S), "--scheduler", shared_scheduler()],
+        capture_output=True, text=True, timeout=1800)
     with open(out / "scores_by_exercise.csv") as handle:
         rows = list(csv.DictReader(handle))
     by_student: dict[str, dict] = {}

@@ -17,7 +17,7 @@ import pytest
 
 from autograder.grading.run.pipeline import grade_class
 from autograder.grading.defaults import MAX_OUTPUT_LINES
-from tests.conftest import grading_workers, hashes as _hashes
+from tests.conftest import grading_workers, hashes as _hashes, shared_scheduler
 
 HERE = Path(__file__).resolve().parent / "robustness"
 COURSE, SUBMITTED = HERE / "course", HERE / "submitted"
@@ -30,7 +30,8 @@ def graded(tmp_path_factory):
     before = _hashes(SUBMITTED)
     out = tmp_path_factory.mktemp("robust")
     run = grade_class(SUBMITTED, out, root=COURSE, workers=grading_workers(), progress=False,
-                      cell_timeout_s=CELL_TIMEOUT_S, memory_limit_mb=4096)
+                      cell_timeout_s=CELL_TIMEOUT_S, memory_limit_mb=4096,
+                      scheduler=shared_scheduler())
     return run, before, {g.student_id: g for g in run.grades}
 
 
@@ -162,7 +163,8 @@ def test_interrupted_run_started_again_grades_only_the_rest(tmp_path):
     done_before = {p.parent.name for p in (out / "records").glob("*/robust.json")}
     assert 1 <= len(done_before) < len(students)
 
-    run = grade_class(submitted, out, root=COURSE, workers=grading_workers(), progress=False, feedback=False)
+    run = grade_class(submitted, out, root=COURSE, workers=grading_workers(), progress=False,
+                      feedback=False, scheduler=shared_scheduler())
     assert run.reused == len(done_before) and run.graded_now == len(students) - len(done_before)
     assert all(_points(g) == FULL for g in run.grades)
     assert _submission_rows(out / "gradebook.db") == [(s, 3, 3.0) for s in students]
@@ -172,7 +174,8 @@ def test_grading_twice_leaves_one_grade_per_cell(tmp_path):
     submitted, out = _subset(tmp_path, ["full", "g04_edited_locked"]), tmp_path / "out"
     for _ in range(2):
         run = grade_class(submitted, out, root=COURSE, workers=grading_workers(), progress=False,
-                          feedback=False, force=True, cell_timeout_s=CELL_TIMEOUT_S)
+                          feedback=False, force=True, cell_timeout_s=CELL_TIMEOUT_S,
+                          scheduler=shared_scheduler())
     assert run.graded_now == 2
     assert _submission_rows(out / "gradebook.db") == [("full", 3, 3.0), ("g04_edited_locked", 3, 2.0)]
 
@@ -180,7 +183,9 @@ def test_grading_twice_leaves_one_grade_per_cell(tmp_path):
 def test_two_grade_commands_at_once_keep_the_gradebook_consistent(tmp_path):
     students = ["full", "g03_deleted_test", "g06_unknown_kernel"]
     submitted, out = _subset(tmp_path, students), tmp_path / "out"
-    procs = [_course_grade(submitted, out, "--workers", "1", "--force") for _ in range(2)]
+    # Two clients, one cluster: what is shared is the gradebook, not the workers.
+    procs = [_course_grade(submitted, out, "--scheduler", shared_scheduler(), "--force")
+             for _ in range(2)]
     outputs = [p.communicate(timeout=600)[0] for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     assert _submission_rows(out / "gradebook.db") == [(s, 3, 3.0) for s in students]
@@ -217,7 +222,7 @@ def test_postgresql_gradebook_gives_the_same_scores_as_sqlite(tmp_path, graded):
         students = ["full", "g04_edited_locked", "g05_truncated"]
         submitted = _subset(tmp_path, students)
         run = grade_class(submitted, tmp_path / "out", root=COURSE, workers=grading_workers(), progress=False,
-                          feedback=False, db_url=url)
+                          feedback=False, db_url=url, scheduler=shared_scheduler())
         assert {g.student_id: _points(g) for g in run.grades} == \
             {s: _points(by[s]) for s in students}
         assert "full" in (tmp_path / "out" / "grades.csv").read_text()
@@ -228,14 +233,14 @@ def test_postgresql_gradebook_gives_the_same_scores_as_sqlite(tmp_path, graded):
 
 def test_run_without_the_sandbox_says_so_in_the_table_and_the_summary(tmp_path):
     submitted, out = _subset(tmp_path, ["full"]), tmp_path / "out"
-    proc = _course_grade(submitted, out, "--no-sandbox")
+    proc = _course_grade(submitted, out, "--no-sandbox", "--scheduler", shared_scheduler())
     stdout = proc.communicate(timeout=600)[0]
     assert proc.returncode == 0, stdout
     assert "NOT SANDBOXED" in stdout and "NOT SANDBOXED" in (out / "summary.txt").read_text()
     with open(out / "scores_by_exercise.csv") as handle:
         assert sum(float(r["score"]) for r in csv.DictReader(handle)) == 3
     # The next run, sandboxed, grades it again rather than keeping an unsandboxed grade unsaid.
-    again = _course_grade(submitted, out)
+    again = _course_grade(submitted, out, "--scheduler", shared_scheduler())
     stdout = again.communicate(timeout=600)[0]
     assert again.returncode == 0 and "(1 graded now, 0 unchanged" in stdout, stdout
     assert "NOT SANDBOXED" not in stdout + (out / "summary.txt").read_text()

@@ -25,7 +25,7 @@ from autograder.grading.kernels.bwrap import sandbox_problem
 from autograder.grading.preprocessors.autograde import SanitizeHTML, clean_html
 from autograder.grading.run.pipeline import grade_class
 from tests.test_sandbox import ROOT
-from tests.conftest import grading_workers
+from tests.conftest import grading_workers, shared_scheduler
 
 A = "01_gradient_tape"
 RELEASE = ROOT / "notebooks" / A / f"{A}.ipynb"
@@ -67,7 +67,8 @@ def graded(tmp_path_factory):
     os.symlink(ROOT / "solutions" / A / f"{A}.ipynb", mallory / "notes.txt")
     _write(submitted, "ted", _notebook(answers), **{"timestamp.txt": "1 " * MAX_TIMESTAMP_BYTES})
     (_write(submitted, "tia", _notebook(answers)) / "timestamp.txt").mkdir()
-    run = grade_class(submitted, out, assignment_ids=[A], workers=grading_workers(), progress=False, feedback=False)
+    run = grade_class(submitted, out, assignment_ids=[A], workers=grading_workers(), progress=False, feedback=False,
+                      scheduler=shared_scheduler())
     return run, out, jane_id
 
 

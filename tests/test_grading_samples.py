@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading.run.pipeline import grade_class
-from tests.conftest import grading_workers, hashes as _hashes
+from tests.conftest import grading_workers, hashes as _hashes, shared_scheduler
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "samples"
@@ -128,7 +128,8 @@ def test_skipping_demonstration_cells_changes_no_grade_and_no_message(graded, tm
     for student, assignment_id in chosen:
         shutil.copytree(submitted / student / assignment_id, subset / student / assignment_id)
     full = grade_class(subset, tmp_path / "out", assignment_ids=sorted(EXPECTED),
-                       workers=grading_workers(), progress=False, feedback=False, run_demos=True)
+                       workers=grading_workers(), progress=False, feedback=False, run_demos=True,
+                       scheduler=shared_scheduler())
 
     def by_cell(grades):
         return {(g.student_id, g.assignment_id): (g.scores, g.messages, g.problem) for g in grades

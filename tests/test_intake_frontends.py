@@ -26,7 +26,7 @@ from autograder.grading.intake.submissions import find_submissions, stage
 from autograder.grading.run.pipeline import grade_class
 from tests import mutate
 from tests.test_grading_samples import _hashes
-from tests.conftest import grading_workers
+from tests.conftest import grading_workers, shared_scheduler
 from tests.instructor_course import run_command
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,7 +127,8 @@ def graded(course, tmp_path_factory):
     out = tmp_path_factory.mktemp("out")
     # The command in this interpreter (tests/instructor_course.py): its exit code and printout.
     proc = run_command(["grade", str(submitted), "--out", str(out), "--course-root", str(course),
-                        "--workers", str(grading_workers()), "--assignment", A])
+                        "--workers", str(grading_workers()), "--assignment", A,
+                        "--scheduler", shared_scheduler()])
     with open(out / "scores_by_exercise.csv", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     by: dict[str, dict] = {}
@@ -216,7 +217,7 @@ def test_a_notebook_that_cannot_be_aligned_is_refused_with_the_reason(course, tm
     })
     before = _hashes(submitted)
     run = grade_class(submitted, tmp_path / "out", root=course, workers=1, progress=False,
-                      feedback=False)
+                      feedback=False, scheduler=shared_scheduler())
     assert sorted(g.student_id for g in run.grades) == ["new_notebook", "other_assignment"]
     for grade in run.grades:
         assert "its nbgrader cell metadata was stripped, and none of its cells is a locked cell " \

@@ -22,7 +22,7 @@ from autograder.grading.course import REPO_ROOT
 from autograder.grading.demo.samples import build_sample_class
 from autograder.grading.distribute.release import parse_due_dates
 from autograder.grading.run.pipeline import grade_class
-from tests.conftest import grading_workers
+from tests.conftest import grading_workers, shared_scheduler
 
 ASSIGNMENT = "01_gradient_tape"
 DUE = "2026-12-01T23:59:00+01:00"  # 22:59 UTC
@@ -57,7 +57,7 @@ def graded(tmp_path_factory):
     with contextlib.redirect_stdout(printed):
         code = main(["grade", str(submitted), "--out", str(out), "--assignment", ASSIGNMENT,
                      "--workers", str(grading_workers()), "--no-feedback", "--due", f"{ASSIGNMENT}={DUE}",
-                     "--late-penalty", f"{__name__}.SubMarks"])
+                     "--late-penalty", f"{__name__}.SubMarks", "--scheduler", shared_scheduler()])
     # Read now: the second test's run rewrites them. Absent when the run failed (the test says so).
     rows = _csv_rows(out) if (out / "grades.csv").exists() else {}
     summary = (out / "summary.txt").read_text() if (out / "summary.txt").exists() else ""
@@ -89,7 +89,7 @@ def test_a_new_late_penalty_grades_again_only_the_late_submission(graded):
     # The due date is the gradebook's now: no --due this time.
     # One notebook to grade (the other is reused): one worker, one warm-kernel template.
     run = grade_class(submitted, out, assignment_ids=[ASSIGNMENT], workers=grading_workers(1),
-                      progress=False, feedback=False, late_penalty="zero")
+                      progress=False, feedback=False, late_penalty="zero", scheduler=shared_scheduler())
     assert (run.graded_now, run.reused) == (1, 1)
     by_student = {g.student_id: g for g in run.grades}
     late, on_time = by_student[LATE], by_student[ON_TIME]

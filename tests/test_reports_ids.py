@@ -17,7 +17,7 @@ from autograder.grading.defaults import COURSE_ID, STUDENT_ID
 from autograder.grading.distribute.release import release
 from autograder.grading.intake.student_ids import StudentIdsError, assign_ids, read_ids
 from autograder.grading.intake.submissions import student_id_problem
-from tests.conftest import grading_workers
+from tests.conftest import grading_workers, shared_scheduler
 from tests.instructor_course import run_command
 
 ROBUST = Path(__file__).resolve().parent / "robustness"
@@ -149,9 +149,11 @@ def _submission(released: Path, explain: str | None) -> nbformat.NotebookNode:
 
 def _course_grade(submitted: Path, out: Path, course: Path, *extra: str, workers: int = 2):
     """`course grade` (autograder.cli.main, in this interpreter: tests/instructor_course.py's
-    run_command): its exit code, what it printed, and the files it wrote."""
+    run_command, on the session's shared cluster): its exit code, what it printed, and the files
+    it wrote."""
     proc = run_command(["grade", str(submitted), "--out", str(out), "--course-root", str(course),
-                        "--workers", str(grading_workers(workers)), "--no-feedback", *extra])
+                        "--workers", str(grading_workers(workers)), "--no-feedback",
+                        "--scheduler", shared_scheduler(), *extra])
     with open(out / "scores_by_exercise.csv", newline="") as handle:
         cells = {(r["folder"], r["grade_id"]): r for r in csv.DictReader(handle)}
     with open(out / "grades.csv", newline="") as handle:

@@ -10,7 +10,7 @@ import pytest
 from autograder.grading.run.pipeline import grade_class
 from autograder.grading.intake.submissions import find_submissions, stage, unknown_folders
 from autograder.grading.intake.reading import notebook_problem
-from tests.conftest import grading_workers
+from tests.conftest import grading_workers, shared_scheduler
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -257,7 +257,7 @@ def test_a_class_with_files_that_cannot_be_parsed_and_reports_forged_ends_with_e
     # a few seconds), ends that cell sooner; the flags checked below are the scan's, made on the
     # host, and no assertion reads the forger's scores.
     code = main(["grade", str(submitted), "--out", str(out), "--workers", str(grading_workers()),
-                 "--assignment", assignment, "--cell-timeout", "60"])
+                 "--assignment", assignment, "--cell-timeout", "60", "--scheduler", shared_scheduler()])
     printed = capsys.readouterr().out
     assert code == 1, printed  # some need attention
     for name in ("grades.csv", "scores_by_exercise.csv", "summary.txt", "score_histogram.png",
