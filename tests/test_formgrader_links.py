@@ -54,7 +54,7 @@ def test_the_formgraders_autograde_of_an_unreadable_file_gives_the_courses_messa
     nothing is graded. Another error's traceback is still logged whole."""
     import logging
 
-    from autograder.grading.intake.exporter import ShortUnreadableTracebacks
+    from autograder.grading.preprocessors.readable import ShortUnreadableTracebacks
 
     _, out = _graded_folder(tmp_path)
     page = b"<!DOCTYPE html><html><body>Sign in to continue</body></html>"

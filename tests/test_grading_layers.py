@@ -21,6 +21,7 @@ LAYERS = [
     ("autograder.grading.defaults", 1), ("autograder.grading.failures", 1),
     ("autograder.grading.report_text", 1), ("autograder.grading.run.results", 1),
     ("autograder.grading.course", 2), ("autograder.grading.layout", 2),
+    ("autograder.grading.intake.reading", 2),
     ("autograder.grading.kernels", 3),
     ("autograder.grading.preprocessors", 4),
     ("autograder.grading.configure", 5), ("autograder.grading.nbgrader_api", 5),

@@ -78,7 +78,7 @@ def test_a_run_refused_for_its_arguments_starts_no_cluster(tmp_path):
                 ({"late_penalty": "halve"}, "late penalty 'halve'"),
                 ({"assignment_ids": ["01_gradient_tape"],
                   "due": {"02_persistent_nested_tapes": datetime(2026, 12, 1, tzinfo=timezone.utc)}},
-                 "a due date for 02_persistent_nested_tapes, which is not graded here")]
+                 "a due date for 02_persistent_nested_tapes, which is not graded or released here")]
     for arguments, refusal in refusals:
         with ClusterStart(1) as cluster:
             with pytest.raises(ValueError, match=refusal):

@@ -14,7 +14,6 @@ from autograder.grading.defaults import (
     RELEASE_DIR,
     SOURCE_DIR,
 )
-from autograder.grading.intake.exporter import ReadableNotebookExporter
 from autograder.grading.kernels.bwrap import sandbox_default
 from autograder.grading.preprocessors.autograde import (
     LimitOutputSize,
@@ -24,6 +23,7 @@ from autograder.grading.preprocessors.autograde import (
     SanitizeHTML,
 )
 from autograder.grading.preprocessors.execute import GradingExecute, SandboxedExecute
+from autograder.grading.preprocessors.readable import ReadableNotebookExporter
 from autograder.grading.preprocessors.feedback import (HideOutputsAfterTests, HideTestOutputs,
                                                        HideTracebacks, ScoreSummary)
 

@@ -109,10 +109,12 @@ def source_in_view(out: Path, root: Path = REPO_ROOT) -> str:
 VIEW_MARK = ".submitted-view"  # in a submitted/ made by course grade (so it may be replaced)
 
 
-def submitted_view(out: Path, submitted: Path) -> Path | None:
-    """``out/submitted``, nbgrader's view of the class graded into ``out`` (made if missing):
-    what :func:`show_in_view` puts there. None where ``out/submitted`` is the graded class itself
-    (``course demo`` builds its class there) or a folder ``course grade`` did not make."""
+def submitted_view(out: Path, submitted: Path, root: Path = REPO_ROOT) -> Path | None:
+    """``out/submitted``, nbgrader's view of the class graded into ``out`` against the course at
+    ``root`` (noted: :func:`record_course_root`), made if missing: what :func:`show_in_view` puts
+    there. None where ``out/submitted`` is the graded class itself (``course demo`` builds its
+    class there) or a folder ``course grade`` did not make."""
+    record_course_root(out, root)
     view = Path(out) / "submitted"
     if view.is_symlink() or view.resolve() == Path(submitted).resolve() or \
             (view.exists() and not (view / VIEW_MARK).is_file()):

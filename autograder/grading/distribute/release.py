@@ -101,6 +101,14 @@ def due_dates(db_url: str, course_id: str, assignment_ids: list[str]) -> dict[st
     return found
 
 
+def due_problem(due: dict[str, datetime] | None, assignment_ids: list[str]) -> str | None:
+    """Why the due dates ``due`` cannot be given to ``assignment_ids`` (one names an assignment
+    not among them), a sentence for the instructor; None where they can."""
+    extra = sorted(set(due or {}) - set(assignment_ids))
+    return (f"a due date for {', '.join(extra)}, which is not graded or released here "
+            f"(assignments: {', '.join(assignment_ids)})") if extra else None
+
+
 def release(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT,
             release_dir: Path | None = None, db_path: Path | None = None,
             db_url: str | None = None, due: dict[str, datetime] | None = None) -> list[Path]:
@@ -123,9 +131,8 @@ def release(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT,
         ValueError: ``due`` names an assignment not released here.
     """
     ids = assignment_ids or assignments(root)
-    if set(due or {}) - set(ids):
-        raise ValueError(f"a due date for {', '.join(sorted(set(due) - set(ids)))}, which is not "
-                         f"released here (assignments: {', '.join(ids)})")
+    if due_problem(due, ids):
+        raise ValueError(due_problem(due, ids))
     config = nbgrader_config(root, db_path=db_path, db_url=db_url, release_dir=release_dir)
     stamp_new_gradebook(config.CourseDirectory.db_url)
     api = nbgrader_api(config)

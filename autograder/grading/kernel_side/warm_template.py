@@ -82,7 +82,7 @@ def preload() -> None:
     import utils.data, utils.devices, utils.plots, utils.timing  # noqa: F401, E401
     import autograder.checks.control_flow, autograder.checks.graphs  # noqa: F401, E401
     import autograder.checks.software, autograder.checks.tapes  # noqa: F401, E401
-    import autograder.checks.pitfalls, autograder.checks.training  # noqa: F401, E401
+    import autograder.checks.pitfalls, autograder.checks.training, autograder.checks.harness  # noqa: F401, E401
     import ipykernel.ipkernel, ipykernel.kernelapp, ipykernel.zmqshell  # noqa: F401, E401
 
 

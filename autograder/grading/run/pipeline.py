@@ -34,8 +34,8 @@ from autograder.grading.analysis.similarity import compare_class, summary_lines,
 from autograder.grading.configure import configure_late_penalty
 from autograder.grading.course import REPO_ROOT, assignments, demo_cell_hashes, graded_cells_in_order
 from autograder.grading.defaults import CELL_TIMEOUT_S, DEFAULT_MEMORY_LIMIT_MB, MIN_MEMORY_LIMIT_MB, SOURCE_DIR
-from autograder.grading.distribute.formgrader import record_course_root, show_in_view, submitted_view
-from autograder.grading.distribute.release import due_dates, release
+from autograder.grading.distribute.formgrader import show_in_view, submitted_view
+from autograder.grading.distribute.release import due_dates, due_problem, release
 from autograder.grading.exports.lms import write_lms_exports
 from autograder.grading.failures import Outcome
 from autograder.grading.intake.align import Unalignable
@@ -164,11 +164,9 @@ class ClassGrading:
         self.ids = assignment_ids or self.known
         if sandbox and (problem := sandbox_problem()):
             raise SandboxUnavailable(problem)
-        if set(due or {}) - set(self.ids):  # release() says so too; said here, no cluster starts
-            raise ValueError(f"a due date for {', '.join(sorted(set(due) - set(self.ids)))}, which "
-                             f"is not graded here (graded: {', '.join(self.ids)})")
-        self.cluster = cluster
-        self.cell_timeout_s, self.sandbox = cell_timeout_s, sandbox
+        if due_problem(due, self.ids):  # before the cluster starts (release() would say it later)
+            raise ValueError(due_problem(due, self.ids))
+        self.cluster, self.cell_timeout_s, self.sandbox = cluster, cell_timeout_s, sandbox
         self.similarity_reference = similarity_reference
         self.similarity_lines: list[str] = []  # for summary.txt
         self.demo_sha256 = () if run_demos else tuple(demo_cell_hashes(
@@ -238,8 +236,7 @@ class ClassGrading:
         """``out/submitted``, what the formgrader sees (:func:`~.distribute.formgrader.show_in_view`):
         each staged submission as staged, under the id it is graded as; the others taken out."""
         with gradebook_lock(self.layout.out):  # two runs on one folder write it one at a time
-            record_course_root(self.layout.out, self.root)
-            view = submitted_view(self.layout.out, self.submitted_dir)
+            view = submitted_view(self.layout.out, self.submitted_dir, self.root)
             for sub in subs if view is not None else []:
                 if not student_id_problem(sub.student_id):
                     staged = self._staged(sub)

@@ -4,7 +4,7 @@
 nbgrader reads a submission with nbconvert's ``NotebookExporter``; on a file that is not a notebook
 (an HTML page saved as ``.ipynb``, a truncated download) nbformat raises deep inside ``json`` and
 nbgrader logs that raw traceback, which the formgrader shows in its error dialog. Here the file is
-first read by :func:`~.reading.notebook_problem`, and an unreadable one ends with the course's
+first read by :func:`~autograder.grading.intake.reading.notebook_problem`, and an unreadable one ends with the course's
 sentence (the one ``course grade`` reports) in place of the traceback. The file is never changed.
 """
 from __future__ import annotations
@@ -44,7 +44,8 @@ class ReadableNotebookExporter(NotebookExporter):
     :func:`autograder.grading.configure.configure`."""
 
     def from_filename(self, filename, resources=None, **kw):
-        """``NotebookExporter.from_filename``, after :func:`~.reading.notebook_problem`.
+        """``NotebookExporter.from_filename``, after
+        :func:`~autograder.grading.intake.reading.notebook_problem`.
 
         Raises:
             UnreadableSubmission: ``filename`` is not a notebook one can grade (a link, too large,
