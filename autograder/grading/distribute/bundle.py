@@ -82,8 +82,9 @@ README_FAILED = """\
 [M01: unwatched tf.constant] square_grad (input 3.0) returned None instead of
 a number. A tape only follows tf.Variables by itself; a tf.constant has to be
 watched.
-Fix: call `tape.watch(x)` inside the `with tf.GradientTape() as tape:` block,
-     before computing `x * x` there."""
+Fix: a tape follows tf.Variables by itself, constants only when told to: ask
+     the tape to watch x (read GradientTape.watch) inside its block, before
+     computing the square there."""
 
 README = """\
 # TensorFlow 2 autodiff and graph mode: the student workbook
