@@ -619,6 +619,11 @@ def collect_second_derivative(fn, case, ctx):
 check_second_derivative = exercise_check("check_second_derivative", collect_second_derivative)
 
 
+#: M06's fix in product_grads and its prediction.
+WATCH_BOTH_FIX = ("with watch_accessed_variables=False a tape watches only what it is told to: "
+                  "watch both sources (read GradientTape.watch) before computing y.")
+
+
 def collect_product_grads(fn, case, ctx):
     """Kernel half of ``check_product_grads(fn)``: ``product_grads(a, b)`` returns the
     gradients of ``a * b`` with respect to both variables, from a tape made with
@@ -647,8 +652,7 @@ def collect_product_grads(fn, case, ctx):
         fail(f"{what}: the gradient with respect to {' and '.join(missing)} is None. With "
              f"`watch_accessed_variables=False` the tape records only what you "
              f"`tape.watch`.", mistake="M06",
-             fix="with watch_accessed_variables=False a tape watches only what it is told to: "
-                 "watch both sources (read GradientTape.watch) before computing y.")
+             fix=WATCH_BOTH_FIX)
     return {"grads": grads, "from_tape": all(record.producers(g) for g in grads)}
 
 
@@ -705,8 +709,7 @@ def collect_product_grads_prediction(predicted, fn, case, ctx):
                  f"sources it watches: with watch_accessed_variables=False none by itself, "
                  f"and a default tape only trainable variables (never a frozen variable or a "
                  f"tf.constant).", mistake="M06", code="unwatched_source",
-                 fix="with watch_accessed_variables=False a tape watches only what it is told to: "
-                     "watch both sources (read GradientTape.watch) before computing y.")
+                 fix=WATCH_BOTH_FIX)
         grads.append(pair)
         from_tape.append(all(record.producers(g) for g in pair))
     return {"predicted": _prediction_array(predicted, dtype=bool), "grads": grads,
@@ -726,6 +729,11 @@ VECTOR_FUNCTIONS = {
     "square of sum": lambda x: tf.reduce_sum(x) ** 2,
     "rosenbrock": lambda x: (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2,
 }
+
+
+#: M01's fix in hessian: x unwatched by a tape.
+WATCH_BOTH_TAPES_FIX = ("each tape follows constants only when told to: watch x in both tapes "
+                        "(read GradientTape.watch).")
 
 
 def collect_hessian(fn, case, ctx):
@@ -774,8 +782,7 @@ def collect_hessian(fn, case, ctx):
                      "keeps one row per entry.")
         fail(f"{what} raised {type(error).__name__} after a tape call returned None for a "
              f"tf.constant x but not for a tf.Variable: x was not watched.", mistake="M01",
-             fix="each tape follows constants only when told to: watch x in both tapes (read "
-                 "GradientTape.watch).")
+             fix=WATCH_BOTH_TAPES_FIX)
 
     def graph_only(error):
         """tf.hessians (tf.gradients) inside a tf.function, refused while observing_tapes runs
@@ -800,9 +807,7 @@ def collect_hessian(fn, case, ctx):
     if result is None:
         if call(fn, f, tf.Variable(x.astype(np.float32)), what=what) is not None:
             fail(f"{what} returned None for a tf.constant x but not for a tf.Variable: x "
-                 f"was not watched.", mistake="M01", fix="each tape follows constants only when "
-                                                         "told to: watch x in both tapes (read "
-                                                         "GradientTape.watch).")
+                 f"was not watched.", mistake="M01", fix=WATCH_BOTH_TAPES_FIX)
         fail(f"{what} returned None: the outer tape never recorded how the gradient depends "
              f"on x.", mistake="M05", code="inner_gradient_outside",
              fix="compute the inner tape's gradient inside the outer tape's block, then the outer "

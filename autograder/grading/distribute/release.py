@@ -131,8 +131,8 @@ def release(assignment_ids: list[str] | None = None, *, root: Path = REPO_ROOT,
         ValueError: ``due`` names an assignment not released here.
     """
     ids = assignment_ids or assignments(root)
-    if due_problem(due, ids):
-        raise ValueError(due_problem(due, ids))
+    if problem := due_problem(due, ids):
+        raise ValueError(problem)
     config = nbgrader_config(root, db_path=db_path, db_url=db_url, release_dir=release_dir)
     stamp_new_gradebook(config.CourseDirectory.db_url)
     api = nbgrader_api(config)

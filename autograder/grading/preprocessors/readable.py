@@ -51,6 +51,11 @@ class ReadableNotebookExporter(NotebookExporter):
             UnreadableSubmission: ``filename`` is not a notebook one can grade (a link, too large,
                 not JSON, not a valid notebook...); the message names the file and says why.
         """
+        # Autograde reads each notebook twice: the submitted file, then the copy it wrote into its
+        # build directory, which needs no second reading.
+        build = getattr(getattr(self.parent, "writer", None), "build_directory", None)
+        if build and Path(filename).resolve().parent == Path(build).resolve():
+            return super().from_filename(filename, resources, **kw)
         problem = notebook_problem(Path(filename))
         if problem:
             log = getattr(self.parent, "log", None)

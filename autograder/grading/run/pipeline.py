@@ -164,8 +164,8 @@ class ClassGrading:
         self.ids = assignment_ids or self.known
         if sandbox and (problem := sandbox_problem()):
             raise SandboxUnavailable(problem)
-        if due_problem(due, self.ids):  # before the cluster starts (release() would say it later)
-            raise ValueError(due_problem(due, self.ids))
+        if problem := due_problem(due, self.ids):  # before the cluster starts (release() says it later)
+            raise ValueError(problem)
         self.cluster, self.cell_timeout_s, self.sandbox = cluster, cell_timeout_s, sandbox
         self.similarity_reference = similarity_reference
         self.similarity_lines: list[str] = []  # for summary.txt
