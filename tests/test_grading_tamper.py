@@ -413,6 +413,21 @@ def square_grad(x):
         y = x * x
     return tape.gradient(y, x)
 """,
+        # The integrity check's own record in the kernel (kept on builtins): a change made, then
+        # the record emptied or replaced, so that the next check compares against nothing.
+        "record_cleared": """
+import builtins
+tf.GradientTape.gradient = lambda self, target, sources, **kwargs: sources
+for name in [k for k in dir(builtins) if k.startswith("_grader") and not k.endswith("_door")]:
+    vars(builtins)[name].clear()
+""",
+        "record_replaced": """
+import builtins
+tf.GradientTape.gradient = lambda self, target, sources, **kwargs: sources
+for name in [k for k in dir(builtins) if k.startswith("_grader") and not k.endswith("_door")]:
+    vars(builtins)[name]["state"] = {}
+    vars(builtins)[name]["compiled"] = {}
+""",
         "builtin_type_choice": """
 KINDS = [ArithmeticError, AttributeError, BufferError, EOFError, ImportError, IndexError, KeyError,
          LookupError, NameError, OSError, ReferenceError, RuntimeError, SystemError, TypeError]
@@ -565,6 +580,8 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     ("module_swap", 0, "an attribute of a check module or of a module it uses was changed"),
     ("module_class", 0, "a module in sys.modules was changed"),
     ("reload_entry", 2, "the grader's entry kernel_entry.Entry was renamed or replaced"),
+    ("record_cleared", 0, "the integrity check's record in the kernel was changed between two checks"),
+    ("record_replaced", 0, "the integrity check's record in the kernel was changed between two checks"),
 ])
 def test_probe_in_its_own_interpreter_is_flagged_for_review_with_the_reason(graded, student, points, flag):
     rows = graded["by"][student]

@@ -19,8 +19,8 @@ a score.
 # bound before any cell of the student's ran: an import here could be answered by a module the
 # notebook put in sys.modules, and a name looked up by the shell's class could be replaced.
 PINNED = dict(globals().get("PINNED", ()))
-builtins, sys, types, os, ast, linecache = (PINNED[n] for n in (
-    "builtins", "sys", "types", "os", "ast", "linecache"))
+builtins, sys, types, os, linecache = (PINNED[n] for n in (
+    "builtins", "sys", "types", "os", "linecache"))
 ENTRY = PINNED["ENTRY"]  # the course's kernel_entry.Entry as it was at the pin, or None
 
 
@@ -155,23 +155,6 @@ def _same(now, before) -> bool:
     return now == before
 
 
-def _same_methods(cls, node, class_code):
-    """Whether each method the class statement ``node`` defines is still the class's, with the
-    code of the file (``class_code``: the class body's compiled code)."""
-    if class_code is None:
-        return False
-    fresh = {c.co_name: c for c in class_code.co_consts if isinstance(c, types.CodeType)}
-    for item in node.body:
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            method = vars(cls).get(item.name)
-            method = getattr(method, "__func__", None) or getattr(method, "fget", None) or method
-            code = getattr(method, "__code__", None)
-            if code is None or item.name not in fresh or code.co_code != fresh[item.name].co_code \
-                    or code.co_consts != fresh[item.name].co_consts:
-                return False
-    return True
-
-
 def _course_function(item, checks_dir, trusted) -> bool:
     """Whether a value found in a check module's table is not a function, or a function of a
     trusted file; one of a check module's own file must be that module's attribute of its name
@@ -192,26 +175,69 @@ def _course_function(item, checks_dir, trusted) -> bool:
     return held is item
 
 
-def _compiled(path, cache):
-    """The code objects of a file's top-level definitions by name, and its parsed statements;
-    kept in ``cache`` by the file's size and modification time (the files are read-only in a
-    grading kernel: parsing them before every graded cell was most of the check's time)."""
-    stat = os.stat(path)
-    key = (path, stat.st_size, stat.st_mtime_ns)
-    if key not in cache:
-        with open(path, encoding="utf-8") as handle:
-            source = handle.read()
-        compiled = compile(source, path, "exec")
-        cache[key] = ({c.co_name: c for c in compiled.co_consts if isinstance(c, types.CodeType)},
-                      ast.parse(source).body)
-    return cache[key]
+def _canonical(value):
+    """What identifies a code object (its bytecode, constants, names and arguments, nested code
+    alike) or a constant, as a tuple of plain values whose ``repr`` is the same in every process
+    (frozensets sorted: their order follows string hashes, which differ between processes)."""
+    if isinstance(value, types.CodeType):
+        return ("code", value.co_name, value.co_argcount, value.co_posonlyargcount,
+                value.co_kwonlyargcount, value.co_flags, value.co_code,
+                tuple(_canonical(c) for c in value.co_consts), value.co_names, value.co_varnames,
+                value.co_freevars, value.co_cellvars)
+    if type(value) is tuple:
+        return ("tuple",) + tuple(_canonical(c) for c in value)
+    if type(value) is frozenset:
+        return ("frozenset",) + tuple(sorted(repr(_canonical(c)) for c in value))
+    return (type(value).__name__, repr(value))
 
 
-def _check_modules(checks_dir, cache=None):
-    """Findings on the course's check modules: each must be a file of ``checks_dir``, and each
-    top-level function and class its file defines must be its attribute, with the same code."""
-    cache = {} if cache is None else cache
-    found = []
+def code_digest(code) -> str:
+    """sha256 (hex) of a code object's :func:`_canonical` form. The grader computes the same
+    digest of the code it compiles from the check modules' files (:mod:`.preprocessors.probe`)
+    and compares: no reference is kept in the kernel, where a notebook could change it."""
+    return PINNED["sha256"](repr(_canonical(code)).encode()).hexdigest()
+
+
+def _method_code(cls, name):
+    method = vars(cls).get(name)
+    method = getattr(method, "__func__", None) or getattr(method, "fget", None) or method
+    return getattr(method, "__code__", None)
+
+
+def _definition(module, name, methods, trusted):
+    """The digest of what ``module`` holds under ``name``, a top-level definition of its file: a
+    function's code (a decorated one: each wrapper from a trusted file, the innermost of this
+    module), or for a class (``methods``: the names its file defines in its body) the tuple of
+    its methods' digests; None when it is not of that form."""
+    value = vars(module).get(name)
+    if methods is not None:
+        if not (isinstance(value, type) and value.__module__ == module.__name__):
+            return None
+        codes = [_method_code(value, m) for m in methods]
+        if not all(isinstance(c, types.CodeType) for c in codes):
+            return None
+        return tuple(code_digest(c) for c in codes)
+    layers = [value]
+    while hasattr(layers[-1], "__wrapped__") and len(layers) < 10:
+        layers.append(layers[-1].__wrapped__)
+    inner = layers[-1]
+    code = getattr(inner, "__code__", None)
+    if getattr(inner, "__module__", None) != module.__name__ or not isinstance(code, types.CodeType):
+        return None
+    # A wrapper without code of its own (functools.cache's) counts as of the module's file.
+    here = getattr(module, "__file__", None) or "?"
+    if not all(os.path.realpath(getattr(getattr(f, "__code__", None), "co_filename", here)).startswith(trusted)
+               for f in layers):
+        return None
+    return code_digest(code)
+
+
+def _check_modules(checks_dir, definitions):
+    """Findings on the course's check modules (each must be a file of ``checks_dir``; the tables
+    they hold must hold the course's functions) and, for each loaded module the grader named in
+    ``definitions`` (``{module: {name: None for a function, or a class's method names}}``), the
+    digests of what it holds under those names: ``(findings, {module: {name: digest}})``."""
+    found, digests = [], {}
     trusted = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, checks_dir})
     for name, module in list(sys.modules.items()):
         if not name.startswith("autograder.checks.") or module is None:
@@ -220,27 +246,9 @@ def _check_modules(checks_dir, cache=None):
         if not path.startswith(os.path.realpath(checks_dir) + os.sep):
             found.append(f"check module {name} is not a file of the course ({path})")
             continue
-        fresh, body = _compiled(path, cache)
-        for node in body:
-            if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                continue
-            value = vars(module).get(node.name)
-            if isinstance(node, ast.ClassDef):
-                ok = isinstance(value, type) and value.__module__ == name and \
-                    _same_methods(value, node, fresh.get(node.name))
-            else:
-                layers = [value]  # a decorated function: each wrapper must come from a trusted file
-                while hasattr(layers[-1], "__wrapped__") and len(layers) < 10:
-                    layers.append(layers[-1].__wrapped__)
-                inner = layers[-1]
-                code = getattr(inner, "__code__", None)
-                ok = (getattr(inner, "__module__", None) == name and code is not None
-                      and node.name in fresh and code.co_code == fresh[node.name].co_code
-                      and code.co_consts == fresh[node.name].co_consts
-                      and all(os.path.realpath(getattr(getattr(f, "__code__", None), "co_filename", path))
-                              .startswith(trusted) for f in layers))
-            if not ok:
-                found.append(f"{name}.{node.name} is not the course's code")
+        if name in definitions:
+            digests[name] = {d: _definition(module, d, methods, trusted)
+                             for d, methods in definitions[name].items()}
     for name, module in list(sys.modules.items()):  # what the modules' tables hold
         if not name.startswith("autograder.checks") or module is None:
             continue
@@ -256,7 +264,29 @@ def _check_modules(checks_dir, cache=None):
             or not os.path.realpath(getattr(user_checks, "__file__", None) or "?").startswith(
                 os.path.realpath(checks_dir) + os.sep)):
         found.append("the name 'checks' no longer refers to the course's check module")
-    return found
+    return found, digests
+
+
+def _plain(value) -> bool:
+    """Whether ``value`` is made only of dicts, lists, tuples, strings, ints and None (exact types:
+    a subclass could compare equal to anything)."""
+    kind = type(value)
+    if kind is dict:
+        return all(_plain(k) and _plain(v) for k, v in value.items())
+    if kind in (list, tuple):
+        return all(_plain(v) for v in value)
+    return kind in (str, int, bool, type(None))
+
+
+def _record_digest(state):
+    """sha256 (hex) of a recorded state's ``repr`` (None for no state, ``"not plain data"`` for
+    one holding anything else). The grader compares the digest of the record a probe finds with
+    the one it was sent when that record was made."""
+    if state is None:
+        return None
+    if not _plain(state):
+        return "not plain data"
+    return PINNED["sha256"](repr(state).encode()).hexdigest()
 
 
 def _classes():
@@ -310,9 +340,12 @@ def _forget_next_cell(ip):
     compiler.cache = once
 
 
-def probe(token, checks_dir, graded, forget_next=False):
+def probe(token, checks_dir, graded, forget_next=False, definitions=None):
     """``{"changed": what changed since the last probe, "checks": findings on the check modules
-    (before a ``graded`` cell)}``. The last state is kept on ``builtins`` under ``token``. With
+    (before a ``graded`` cell), "code": their definitions' digests (:func:`_check_modules`),
+    "record": (digest of the state the last probe recorded, digest of the one recorded now)}``.
+    The state is kept on ``builtins`` under ``token``, where the notebook could reach it: the
+    grader compares each digest with the one it was sent when the record was made. With
     ``forget_next`` (a graded cell the kernel runs), the next cell's source is kept out of
     ``linecache``."""
     holder = vars(builtins).setdefault(token, {})
@@ -321,6 +354,8 @@ def probe(token, checks_dir, graded, forget_next=False):
     now = _state()
     before = holder.get("state")
     holder["state"] = now
-    return {"changed": [] if before is None else _changed(now, before),
-            "checks": _check_modules(checks_dir, holder.setdefault("compiled", {})) + _posing()
-            if graded else []}
+    record = (_record_digest(before), _record_digest(now))
+    changed = _changed(now, before) if record[0] not in (None, "not plain data") else []
+    checks, code = _check_modules(checks_dir, definitions or {}) if graded else ([], {})
+    return {"changed": changed, "checks": checks + (_posing() if graded else []), "code": code,
+            "record": record}

@@ -87,6 +87,7 @@ class GradingExecute(Execute):
         # probe's record in the kernel, the suspect cells that ran since the last probe, and
         # whether a cell the student can edit has run yet.
         self._token, self._suspects, self._student_ran = f"_grader_{uuid.uuid4().hex}", [], False
+        self._record = probe.Record()  # the digest of the probe's last record in the kernel
         self._demo_sha256 = set(self.demo_sha256)
         self._notebook_bytes, self._cell_bytes, self._cut_noted = 0, 0, False
         self._tests_ran = False  # whether a graded test cell has run (hidden inputs sent)
@@ -333,24 +334,6 @@ class GradingExecute(Execute):
         why = problem or error_name(result.get("ename") if isinstance(result, dict) else None)
         return {"changed": [], "checks": [f"the grader's door into the kernel could not be made ({why})"]}
 
-    def _probe_answer(self, result, problem) -> dict:
-        """The integrity check's findings from the answer to its request through the door."""
-        if problem == "timed out":
-            return {"changed": [], "checks": [
-                "the integrity check got no answer (the interpreter was changed?)"]}
-        if problem == "answered twice":
-            return {"changed": [], "checks": [
-                "the kernel answered the integrity check twice (a forged reply?)"]}
-        if isinstance(result, dict) and result.get("status") == "error":
-            return {"changed": [], "checks": [probe.failure(result.get("ename"))]}
-        try:
-            return probe.findings(door.read(self._door, "probe", result))
-        except door.Altered as error:
-            return {"changed": [], "checks": [
-                f"the grader's door into the kernel was altered ({error})"]}
-        except ValueError:
-            return probe.findings(None)
-
     async def _integrity_check(self, cell, cell_index, runs_in_kernel: bool = True) -> None:
         """Run the integrity check before ``cell``; a graded cell that ``runs_in_kernel`` (not
         decided by the grader) is also kept out of the kernel's ``linecache``."""
@@ -360,10 +343,11 @@ class GradingExecute(Execute):
         if found is None and self._door is None:
             found = {"changed": [], "checks": ["the grader's door into the kernel is missing"]}
         if found is None:
-            rest = f"{self._token!r}, {probe.CHECKS_DIR!r}, {graded}, {graded and runs_in_kernel}"
+            rest = f"{self._token!r}, {probe.CHECKS_DIR!r}, {graded}, {graded and runs_in_kernel}, " \
+                f"{probe.DEFINITIONS if graded else None!r}"
             result, problem = await self._ask(
                 door.through(self._door, "probe", f"{probe.SOURCE!r}, ({rest},)"), self.probe_timeout_s)
-            found = self._probe_answer(result, problem)
+            found = self._record.answer(self._door, result, problem)
         review = self.nb.metadata[REVIEW_KEY]
         if self._suspects:
             first, last = self._suspects[0], self._suspects[-1]

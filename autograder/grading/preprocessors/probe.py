@@ -2,21 +2,32 @@
 
 The kernel half (:mod:`.kernel_side.integrity_probe`, sent as text) runs through the grader's
 door (:mod:`.preprocessors.door`), with the modules the door bound before any student cell ran,
-and answers ``{"changed": [...], "checks": [...]}``. That answer is
-the kernel's, so untrusted: :func:`findings` keeps only findings of the forms the kernel half makes,
-with names the grader knows (the check modules and what their files define, read here), and
-words anything else as "an unexpected form".
+and answers ``{"changed": [...], "checks": [...], "code": {...}, "record": (...)}``. That answer
+is the kernel's, so untrusted: :func:`findings` keeps only findings of the forms the kernel half
+makes, with names the grader knows (the check modules and what their files define, read here),
+and words anything else as "an unexpected form". What the grader compares the kernel against is
+computed here, never kept in the kernel: the digest of each check function's code, compiled from
+the files (:data:`REFERENCE`), and the digest of the state the kernel recorded at the last check
+(:class:`Record`).
 """
 from __future__ import annotations
 
 import ast
+import builtins
+import hashlib
 import importlib.util
+import linecache
+import os
 import re
+import sys
+import types
 from pathlib import Path
 
 from autograder.checks.judge import error_name
+from autograder.grading.preprocessors import door
 
-__all__ = ["SOURCE", "CHECKS_DIR", "CHANGES", "findings", "failure"]
+__all__ = ["SOURCE", "CHECKS_DIR", "CHANGES", "DEFINITIONS", "REFERENCE", "Record", "findings",
+           "failure"]
 
 SOURCE = (Path(__file__).parents[1] / "kernel_side" / "integrity_probe.py").read_text()
 
@@ -37,14 +48,19 @@ def _state_keys() -> frozenset:
 CHANGES = _state_keys()
 
 
+def _check_files():
+    """``(module name, path)`` of every file of the check modules."""
+    for path in sorted(Path(CHECKS_DIR).rglob("*.py")):
+        parts = path.relative_to(Path(CHECKS_DIR).parent.parent).with_suffix("").parts
+        yield ".".join(parts[:-1] if parts[-1] == "__init__" else parts), path
+
+
 def _course_names() -> frozenset:
     """The check modules' names and their top-level definitions (``autograder.checks.tapes``,
     ``autograder.checks.tapes.collect_square_grad``, ...), from the files: the only names a
     finding may carry."""
     names = set()
-    for path in Path(CHECKS_DIR).rglob("*.py"):
-        parts = path.relative_to(Path(CHECKS_DIR).parent.parent).with_suffix("").parts
-        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    for module, path in _check_files():
         names.add(module)
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
@@ -55,7 +71,38 @@ def _course_names() -> frozenset:
     return frozenset(names)
 
 
+def _code_digest():
+    """The kernel half's own ``code_digest`` (run here with this process's modules), so that both
+    sides digest code alike."""
+    pinned = {"builtins": builtins, "sys": sys, "types": types, "os": os, "linecache": linecache,
+              "sha256": hashlib.sha256, "SHELL": None, "ENTRY": None}
+    namespace = {"PINNED": pinned}
+    exec(compile(SOURCE, "integrity_probe.py", "exec"), namespace)
+    return namespace["code_digest"]
+
+
+def _definitions() -> tuple[dict, dict]:
+    """``(DEFINITIONS, REFERENCE)``: per check module, its file's top-level functions (None) and
+    classes (the names of the methods their bodies define), and the digest of each one's code as
+    compiled from the file (a class: the tuple of its methods' digests)."""
+    digest, definitions, reference = _code_digest(), {}, {}
+    for module, path in _check_files():
+        source = path.read_text()
+        compiled = compile(source, str(path), "exec", dont_inherit=True)
+        codes = {c.co_name: c for c in compiled.co_consts if isinstance(c, types.CodeType)}
+        names, digests = definitions.setdefault(module, {}), reference.setdefault(module, {})
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.FunctionDef):
+                names[node.name], digests[node.name] = None, digest(codes[node.name])
+            elif isinstance(node, ast.ClassDef):
+                body = {c.co_name: c for c in codes[node.name].co_consts if isinstance(c, types.CodeType)}
+                methods = tuple(m.name for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                names[node.name], digests[node.name] = methods, tuple(digest(body[m]) for m in methods)
+    return definitions, reference
+
+
 COURSE_NAMES = _course_names()
+DEFINITIONS, REFERENCE = _definitions()
 
 # The forms of the integrity check's findings on the check modules, each with its words for a
 # name the grader does not know: group 1 is the name the kernel put in, shown only when it is one
@@ -70,6 +117,8 @@ _FORMS = [
     (re.compile(r"a class posing as the course's ([\w.]{1,150})"),
      "a class posing as the course's {}", "a class posing as one of the course's"),
 ]
+# The grader's own finding when the state the kernel recorded at the last check is not the one found.
+RECORD_CHANGED = "the integrity check's record in the kernel was changed between two checks"
 _EXACT = {"the name 'checks' no longer refers to the course's check module",
           "the grader's entry kernel_entry.Entry was renamed or replaced"}
 _UNEXPECTED = "the integrity check's answer had an unexpected form"
@@ -92,15 +141,64 @@ def _finding(text) -> str | None:
 def findings(found) -> dict:
     """The integrity check's answer (untrusted: the value the kernel half returned, read as a
     literal) as ``{"changed": [...], "checks": [...]}`` holding only findings the grader can
-    word; anything else is itself a finding ("an unexpected form")."""
-    if not (isinstance(found, dict) and set(found) == {"changed", "checks"}
-            and all(isinstance(found[k], list) for k in found)):
+    word, and the grader's own: each check function whose code's digest is not the one of its
+    file (:data:`REFERENCE`). Anything else is itself a finding ("an unexpected form")."""
+    keys = {"changed", "checks", "code", "record"}
+    if not (isinstance(found, dict) and set(found) == keys and isinstance(found["code"], dict)
+            and all(isinstance(found[k], list) for k in ("changed", "checks"))):
         return {"changed": [], "checks": [_UNEXPECTED]}
     changed = [w for w in found["changed"] if isinstance(w, str) and w in CHANGES]
     checks = [w for w in map(_finding, found["checks"]) if w is not None]
-    if len(changed) != len(found["changed"]) or len(checks) != len(found["checks"]):
+    unexpected = len(changed) != len(found["changed"]) or len(checks) != len(found["checks"])
+    for module, digests in found["code"].items():
+        if module not in REFERENCE or not isinstance(digests, dict):
+            unexpected = True
+            continue
+        checks += [f"{module}.{name} is not the course's code" for name, digest in REFERENCE[module].items()
+                   if digests.get(name) != digest]
+    if unexpected:
         checks.append(_UNEXPECTED)
     return {"changed": changed, "checks": sorted(set(checks), key=checks.index)}
+
+
+class Record:
+    """What the grader remembers of one notebook's integrity checks: the digest of the state the
+    kernel recorded at the last one (the kernel keeps the state itself, where the notebook can
+    reach it; a record changed, removed or made anew between two checks is a finding)."""
+
+    _LOST = object()  # the last check got no answer: its record is not known
+
+    def __init__(self):
+        self.digest = None
+
+    def answer(self, pin, result, problem) -> dict:
+        """The findings from a check's answer: ``result`` and ``problem`` as
+        :meth:`~.preprocessors.execute.GradingExecute._ask` returns them, ``pin`` the door's
+        addresses (:func:`.preprocessors.door.read_pin`)."""
+        if problem == "timed out":
+            return self._lost("the integrity check got no answer (the interpreter was changed?)")
+        if problem == "answered twice":
+            return self._lost("the kernel answered the integrity check twice (a forged reply?)")
+        if isinstance(result, dict) and result.get("status") == "error":
+            return self._lost(failure(result.get("ename")))
+        try:
+            found = door.read(pin, "probe", result)
+        except door.Altered as error:
+            return self._lost(f"the grader's door into the kernel was altered ({error})")
+        except ValueError:
+            found = None
+        record = found.get("record") if isinstance(found, dict) else None
+        if not (isinstance(record, tuple) and len(record) == 2 and isinstance(record[1], str)):
+            return self._lost(_UNEXPECTED)
+        words = findings(found)
+        if self.digest is not self._LOST and record[0] != self.digest:
+            words["checks"].append(RECORD_CHANGED)
+        self.digest = record[1]
+        return words
+
+    def _lost(self, finding) -> dict:
+        self.digest = self._LOST
+        return {"changed": [], "checks": [finding]}
 
 
 def failure(ename) -> str:
