@@ -428,6 +428,15 @@ for name in [k for k in dir(builtins) if k.startswith("_grader") and not k.endsw
     vars(builtins)[name]["state"] = {}
     vars(builtins)[name]["compiled"] = {}
 """,
+        "record_not_plain": """
+class Same(str):
+    def __eq__(self, other):
+        return True
+    __hash__ = str.__hash__
+
+import sys
+type(sys.stdout).__module__ = Same(type(sys.stdout).__module__)
+""",
         "builtin_type_choice": """
 KINDS = [ArithmeticError, AttributeError, BufferError, EOFError, ImportError, IndexError, KeyError,
          LookupError, NameError, OSError, ReferenceError, RuntimeError, SystemError, TypeError]
@@ -582,6 +591,7 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     ("reload_entry", 2, "the grader's entry kernel_entry.Entry was renamed or replaced"),
     ("record_cleared", 0, "the integrity check's record in the kernel was changed between two checks"),
     ("record_replaced", 0, "the integrity check's record in the kernel was changed between two checks"),
+    ("record_not_plain", 0, "the interpreter's state holds values of the notebook's own types"),
 ])
 def test_probe_in_its_own_interpreter_is_flagged_for_review_with_the_reason(graded, student, points, flag):
     rows = graded["by"][student]

@@ -119,6 +119,8 @@ _FORMS = [
 ]
 # The grader's own finding when the state the kernel recorded at the last check is not the one found.
 RECORD_CHANGED = "the integrity check's record in the kernel was changed between two checks"
+RECORD_NOT_PLAIN = "the interpreter's state holds values of the notebook's own types"
+NOT_PLAIN = "not plain data"  # the kernel half's digest of a record that is not plain data
 _EXACT = {"the name 'checks' no longer refers to the course's check module",
           "the grader's entry kernel_entry.Entry was renamed or replaced"}
 _UNEXPECTED = "the integrity check's answer had an unexpected form"
@@ -193,6 +195,8 @@ class Record:
         words = findings(found)
         if self.digest is not self._LOST and record[0] != self.digest:
             words["checks"].append(RECORD_CHANGED)
+        if record[1] == NOT_PLAIN:  # a value of the notebook's own type could compare equal to any
+            words["checks"].append(RECORD_NOT_PLAIN)
         self.digest = record[1]
         return words
 
