@@ -428,6 +428,12 @@ for name in [k for k in dir(builtins) if k.startswith("_grader") and not k.endsw
     vars(builtins)[name]["state"] = {}
     vars(builtins)[name]["compiled"] = {}
 """,
+        "collector_swapped_quietly": """
+import builtins
+checks.collect_square_grad = lambda *args, **kwargs: {"result": 0.0}
+for name in [k for k in dir(builtins) if k.startswith("_grader") and not k.endswith("_door")]:
+    vars(builtins)[name].clear()
+""",
         "record_not_plain": """
 class Same(str):
     def __eq__(self, other):
@@ -592,6 +598,8 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     ("record_cleared", 0, "the integrity check's record in the kernel was changed between two checks"),
     ("record_replaced", 0, "the integrity check's record in the kernel was changed between two checks"),
     ("record_not_plain", 0, "the interpreter's state holds values of the notebook's own types"),
+    ("collector_swapped_quietly", None, "autograder.checks.tapes.collect_square_grad is not the course's code"),
+    ("collector_swapped_quietly", None, "the integrity check's record in the kernel was changed between two checks"),
 ])
 def test_probe_in_its_own_interpreter_is_flagged_for_review_with_the_reason(graded, student, points, flag):
     rows = graded["by"][student]
