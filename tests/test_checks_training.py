@@ -1533,3 +1533,62 @@ def test_fit_with_an_evaluation_that_trains_fails_with_m55_not_m68():
                 history[key].append(float(metric.result()))
         return history
     fails(checks.check_fit, trains_while_measuring, "M55", says="changed while fit read val_ds")
+
+
+# ------------------------------------------------------------------ make_train_step: a decoy of the loss (#28)
+
+def make_train_step_by_hand_beside_a_tape_of_the_loss(model, optimizer, loss_fn, loss_metric,
+                                                       acc_metric):
+    """Issue 28: gradients derived by hand, applied by the optimizer, beside a real, unused
+    tape.gradient of the loss whose values are the same: the values agree, so only an experiment
+    on where the applied gradients came from tells them apart."""
+    @tf.function
+    def step(x, y):
+        k1, b1, k2, b2 = model.trainable_variables
+        with tf.GradientTape() as tape:
+            pre = x @ k1 + b1
+            h = tf.nn.relu(pre)
+            logits = h @ k2 + b2
+            loss = loss_fn(y, logits)
+        tape.gradient(loss, model.trainable_variables)
+        n = tf.cast(tf.shape(x)[0], logits.dtype)
+        d = (tf.nn.softmax(logits)
+             - tf.one_hot(tf.cast(y, tf.int32), tf.shape(logits)[1], dtype=logits.dtype)) / n
+        dh = (d @ tf.transpose(k2)) * tf.cast(pre > 0, pre.dtype)
+        grads = [tf.transpose(x) @ dh, tf.reduce_sum(dh, axis=0), tf.transpose(h) @ d,
+                 tf.reduce_sum(d, axis=0)]
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return step
+
+
+def make_train_step_scaled_gradients_as_a_dict(model, optimizer, loss_fn, loss_metric,
+                                               acc_metric):
+    """Correct, written differently: the tape's gradients of a dict of variables, each divided
+    by 1.0, applied from a list of pairs."""
+    @tf.function
+    def step(x, y):
+        variables = {v.path: v for v in model.trainable_variables}
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        grads = tape.gradient(loss, variables)
+        optimizer.apply_gradients([(grads[k] / 1.0, v) for k, v in variables.items()])
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return step
+
+
+def test_make_train_step_rejects_hand_gradients_beside_a_tape_of_the_loss_that_agrees():
+    text = fails(checks.check_make_train_step, make_train_step_by_hand_beside_a_tape_of_the_loss,
+                 "M21", says="are not the ones tape.gradient returned for the loss")
+    assert "let the optimizer apply them" in " ".join(text.split())
+
+
+def test_make_train_step_accepts_the_tapes_gradients_however_they_are_held(capsys):
+    checks.check_make_train_step(make_train_step_scaled_gradients_as_a_dict)
+    checks.check_make_train_step(step_with_apply)
+    assert capsys.readouterr().out.count("1 case passed") == 2

@@ -46,7 +46,7 @@ __all__ = ["check", "call", "graph_mode", "explain_missing_gradient", "is_tf_fun
            "diagnose", "DETECTORS", "NOT_ANSWERED", "exercise_check",
            "COLLECTORS", "recording_gradients", "GradientRecord", "is_decoy",
            "wrapping_tape_calls", "TAPE_METHODS", "is_not_answered", "recording_autodiff",
-           "wrapping_autodiff_calls", "AUTODIFF_METHODS", "AutodiffCall", "shifted"]
+           "wrapping_autodiff_calls", "AUTODIFF_METHODS", "AutodiffCall", "shifted", "TAPE_SHIFT"]
 
 NOT_ANSWERED = ("not written yet: it raises NotImplementedError.",
                 "replace `raise NotImplementedError()` in the exercise cell with your code, run "
@@ -367,6 +367,10 @@ def is_decoy(target, sources, args=(), kwargs=None, result=None) -> bool:
     return False
 
 
+#: What :func:`shifted` adds in the checks' experiments on where a value came from: far above
+#: every tolerance, and no round number a formula would hold.
+TAPE_SHIFT = 0.6180339887
+
 #: The GradientTape methods that compute a gradient: every spelling of reverse-mode autodiff.
 TAPE_METHODS = ("gradient", "jacobian", "batch_jacobian")
 
@@ -440,21 +444,23 @@ def wrapping_autodiff_calls(on_call, forward: bool = True, shift: float | None =
 
 
 @contextlib.contextmanager
-def wrapping_tape_calls(on_call):
+def wrapping_tape_calls(on_call, shift: float | None = None):
     """:func:`wrapping_autodiff_calls` for the tape's methods only (``gradient``,
-    ``jacobian``, ``batch_jacobian``): reverse mode."""
-    with wrapping_autodiff_calls(on_call, forward=False):
+    ``jacobian``, ``batch_jacobian``): reverse mode; ``shift`` as there."""
+    with wrapping_autodiff_calls(on_call, forward=False, shift=shift):
         yield
 
 
 @contextlib.contextmanager
-def recording_gradients():
+def recording_gradients(shift: float | None = None):
     """Record, in a :class:`GradientRecord`, every call that asks a tape for a gradient
     (``gradient``, ``jacobian``, ``batch_jacobian``: :func:`wrapping_tape_calls`) made inside
     the block, eagerly or while a tf.function traces: reverse mode only. Checks that accept
-    every spelling of autodiff use :func:`recording_autodiff`."""
+    every spelling of autodiff use :func:`recording_autodiff`. With ``shift``, every result is
+    handed back shifted (:func:`wrapping_autodiff_calls`): an update applied from the tape's
+    results moves with them, one computed beside them does not."""
     record = GradientRecord()
-    with wrapping_tape_calls(record.add):
+    with wrapping_tape_calls(record.add, shift=shift):
         yield record
 
 

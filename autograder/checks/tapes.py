@@ -82,7 +82,8 @@ import tensorflow as tf
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import CheckFailed, fail, to_numpy
 from .harness import (call, collect_prediction, exercise_check, explain_missing_gradient,
-                      float_values, graph_mode, quiet_tensorflow, recording_autodiff)
+                      float_values, graph_mode, quiet_tensorflow, recording_autodiff,
+                      TAPE_SHIFT)
 from .compare import function_from_source
 from .judge.tapes import MAX_HVP_SIZE, hvp_problem, linear_problem
 
@@ -823,11 +824,6 @@ def collect_hessian(fn, case, ctx):
             moved = call(fn, f, _fresh_constant(x), what=what)
         observed["moved"] = _hessian_evidence(record, moved)["from_tape"]
     return observed
-
-
-#: What every autodiff result is shifted by in the experiment that tells a value computed from
-#: the tape calls' results from numbers computed beside them (:func:`harness.shifted`).
-TAPE_SHIFT = 0.6180339887
 
 
 def _hessian_evidence(record, result) -> dict:

@@ -85,7 +85,7 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import CheckFailed, fail, to_numpy
-from .harness import call, exercise_check, is_tf_function, recording_gradients
+from .harness import TAPE_SHIFT, call, exercise_check, is_tf_function, recording_gradients
 from .judge.training import (FIT_BATCH, FIT_RULE, FIT_VAL_BATCH, HISTORY_KEYS, NUM_CLASSES,
                              NUM_FEATURES, digits_split, eval_step_batch, fit_rule_data,
                              indexed_labels, small_model_weights, train_step_batch)
@@ -518,8 +518,10 @@ def _watch_applied(optimizer, applied: list) -> None:
 def _step_gradients(fn, seed, batch, lr) -> str:
     """How the gradients the optimizer applied were made, from one call of a fresh step of the
     student's (new model, SGD, metrics; the case's first batch) run eagerly, so that values can
-    be read: ``"ok"`` (some tape.gradient call's target equals the loss the step returned, and
-    the gradients applied equal that call's results), ``"target_not_loss"`` (no gradient call's
+    be read, every tape result handed back shifted by :data:`~.harness.TAPE_SHIFT` (so gradients
+    computed beside the tape, equal to its unshifted values, are not its results): ``"ok"``
+    (some tape.gradient call's target equals the loss the step returned, and the gradients
+    applied equal that call's results), ``"target_not_loss"`` (no gradient call's
     target is that loss: a decoy), ``"not_applied"`` (the gradients applied are not a gradient
     call's results: made by hand), ``"no_apply"`` (the optimizer applied nothing) or
     ``"failed"`` (the step raised when run eagerly)."""
@@ -532,7 +534,7 @@ def _step_gradients(fn, seed, batch, lr) -> str:
         _watch_applied(optimizer, applied)
         x, y = train_step_batch(seed, batch, 0)
         tf.config.run_functions_eagerly(True)
-        with recording_gradients() as record, _full_precision():
+        with recording_gradients(shift=TAPE_SHIFT) as record, _full_precision():
             loss = step(tf.constant(x), tf.constant(y))
     except Exception:
         return "failed"
