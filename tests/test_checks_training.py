@@ -1638,3 +1638,30 @@ def test_the_check_sees_no_keras_step_in_a_custom_loop():
         from_logits=True), tf.keras.metrics.Mean(), tf.keras.metrics.SparseCategoricalAccuracy())
     step(tf.zeros((4, 64)), tf.constant([0, 1, 2, 3]))
     assert seen == [] and int(optimizer.iterations.numpy()) == 1
+
+
+def test_fit_rejects_hand_gradients_beside_a_tape_of_the_loss_that_agrees():
+    # Issue 28: the rule run hands every tape result back shifted by FIT_RULE["shift"]; the
+    # grader replays the optimizer on the shifted gradients, which gradients by hand never are.
+    text = fails(checks.check_fit, _fit_with_step(make_train_step_by_hand_beside_a_tape_of_the_loss),
+                 "M21", says="not what the optimizer given makes from the gradients of the loss")
+    assert "no update by hand beside it" in " ".join(text.split())
+
+
+@pytest.mark.parametrize("factory", [make_train_step_scaled_gradients_as_a_dict, make_train_step])
+def test_fit_accepts_the_tapes_gradients_however_they_are_held(factory, capsys):
+    checks.check_fit(_fit_with_step(factory))
+    assert "fit: 1 case passed" in capsys.readouterr().out
+
+
+def test_grading_rejects_issue_28s_training_decoys_and_keras_originals():
+    message = grading_message("check_make_train_step",
+                              (make_train_step_by_hand_beside_a_tape_of_the_loss,), TRAIN_HIDDEN)
+    assert message.startswith("[M21: the right numbers without the idea] make_train_step "
+                              "(hidden case 1)") and "tape.gradient returned" in message
+    message = grading_message("check_fit",
+                              (_fit_with_step(make_train_step_by_hand_beside_a_tape_of_the_loss),),
+                              [(1, 3, 600)])
+    assert "[M21:" in message and "no update by hand beside it" in message
+    message = grading_message("check_fit", (fit_through_keras_originals,), [(1, 3, 600)])
+    assert "[M21:" in message and "custom training loop" in message

@@ -855,7 +855,10 @@ def _fit_rule_run(fn, seed: int, ctx, keras_steps: list) -> dict:
     """A second run of the student's ``fit``, whose every step the grader can replay: a fresh
     small model, SGD with momentum (an optimizer with state of its own), the fixed batches of
     :func:`~autograder.checks.judge.training.fit_rule_data` in their order (no shuffle), a few
-    epochs. Returns the weights after it, the optimizer's momentum slots for the model's
+    epochs, every tape result handed back with ``FIT_RULE["shift"]`` added (the grader replays
+    the optimizer's rule on the loss's gradients plus that shift, so an update from gradients
+    computed beside the tape does not match). Returns the weights after it, the optimizer's
+    momentum slots for the model's
     variables (None where it has none) and its iteration count; a step of that optimizer taken
     inside Keras' train step is noted in ``keras_steps``."""
     __tracebackhide__ = True
@@ -866,7 +869,7 @@ def _fit_rule_run(fn, seed: int, ctx, keras_steps: list) -> dict:
     optimizer = tf.keras.optimizers.SGD(learning_rate=FIT_RULE["lr"],
                                         momentum=FIT_RULE["momentum"])
     _watch_keras_steps(optimizer, keras_steps)
-    with _full_precision():
+    with _full_precision(), recording_gradients(shift=FIT_RULE["shift"]):
         call(fn, model, optimizer, train_ds, val_ds, FIT_RULE["epochs"],
              what=f"{ctx.what} (a second run: SGD with momentum, batches in a fixed order)")
     return {"weights": _weights(model),
