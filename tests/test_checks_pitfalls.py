@@ -1100,8 +1100,8 @@ def td_update_decoy(w, s, r, s_next, done, gamma, lr):  # an unused tape beside 
 
 
 @tf.function
-def td_update_decoy_scaled(w, s, r, s_next, done, gamma, lr):  # the tape's result, rescaled
-    with tf.GradientTape() as tape:
+def td_update_decoy_scaled(w, s, r, s_next, done, gamma, lr):  # the tape's result times 0, and
+    with tf.GradientTape() as tape:                            # the semi-gradient by hand
         target = tf.stop_gradient(r + gamma * (1.0 - tf.cast(done, tf.float32))
                                   * tf.tensordot(w, s_next, 1))
         loss = 0.5 * (target - tf.tensordot(w, s, 1)) ** 2
@@ -1116,9 +1116,41 @@ def test_td_update_rejects_a_step_by_hand_beside_an_unused_tape():
     assert error.code is None
 
 
+def test_td_update_rejects_a_step_by_hand_that_agrees_with_the_tape():
+    # Issue 28: the step by hand equals the tape's semi-gradient here (the tape's result is
+    # added times 0.0); every applied update must be the tape's result, so the eager run hands
+    # each result back shifted by a constant and the step must move with it.
+    error = fails_with(pitfalls.check_td_update, td_update_decoy_scaled, "M44",
+                       "not what tape.gradient returned", "the learning rate times the gradient the tape returns")
+    assert error.code is None
+
+
+@tf.function
+def td_update_assign_of_a_difference(w, s, r, s_next, done, gamma, lr):
+    target = tf.stop_gradient(r + gamma * (1.0 - tf.cast(done, tf.float32))
+                              * tf.tensordot(w, s_next, 1))
+    with tf.GradientTape() as tape:
+        tape.watch(w)
+        loss = 0.5 * tf.square(target - tf.reduce_sum(w * s))
+    (grad,) = tape.gradient(loss, [w])
+    w.assign(w - grad * lr)
+    return loss
+
+
+@tf.function
+def td_update_by_an_sgd_rule(w, s, r, s_next, done, gamma, lr):
+    with tf.GradientTape() as tape:
+        with tape.stop_recording():
+            target = r + gamma * tf.where(done, 0.0, tf.tensordot(w, s_next, 1))
+        loss = 0.5 * (target - tf.tensordot(w, s, 1)) ** 2
+    w.assign_sub(tf.multiply(lr, tape.gradient(loss, w)))
+    return loss
+
+
 def test_td_update_passes_the_tape_result_however_it_is_spelled(capsys):
-    pitfalls.check_td_update(td_update_decoy_scaled)  # the applied step equals the tape's
-    assert "1 case passed" in capsys.readouterr().out
+    pitfalls.check_td_update(td_update_assign_of_a_difference)
+    pitfalls.check_td_update(td_update_by_an_sgd_rule)
+    assert capsys.readouterr().out.count("1 case passed") == 2
 
 
 def test_td_update_passes_stop_gradient_and_stop_recording(capsys):

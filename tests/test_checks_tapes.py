@@ -1767,3 +1767,68 @@ def test_grading_words_the_inner_gradient_outside_for_what_was_written():
     assert error.code == "inner_gradient_outside"
     graded_failure("check_hessian", hessian_inner_outside, [("square of sum", [0.5, 1.0])],
                    "M05", "the outer tape's jacobian of", "outer block", secrets=("0.5",))
+
+
+# ---------------------------------------------------------------- 02: hessian beside a tape (#28)
+
+def hessian_finite_differences_beside_a_tape(f, x):
+    # Nested tapes run and their jacobian is thrown away; the matrix returned is central finite
+    # differences in float64, which agree with the tape's float32 values to 1e-6.
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+    outer.jacobian(g, x)
+    n, h = int(x.shape[0]), 1e-4
+    p = tf.cast(x, tf.float64)
+    e = tf.eye(n, dtype=tf.float64) * h
+    rows = [tf.stack([(f(p + e[i] + e[j]) - f(p + e[i] - e[j]) - f(p - e[i] + e[j])
+                       + f(p - e[i] - e[j])) / (4 * h * h) for j in range(n)]) for i in range(n)]
+    return tf.cast(tf.stack(rows), tf.float32)
+
+
+def hessian_one_persistent_tape_as_numpy(f, x):
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = f(x)
+        g = tape.gradient(y, x)
+    h = tape.jacobian(g, x)
+    del tape
+    return tf.constant(h.numpy())
+
+
+@tf.function
+def hessian_symmetrised_in_a_tf_function(f, x):
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+    h = outer.jacobian(g, x)
+    return 0.5 * (h + tf.transpose(h))
+
+
+def test_hessian_rejects_finite_differences_returned_beside_an_unused_jacobian():
+    # Issue 28: the float64 finite differences equal the tape's values, so "a tape call returned
+    # these numbers" held; a second call with every autodiff result shifted shows they are not
+    # the tape's (they stay put).
+    error = fails_with(tapes.check_hessian, hessian_finite_differences_beside_a_tape, "M21",
+                       "not those calls' results", "shifted every result",
+                       "return the result of its jacobian of the inner tape's gradient")
+    assert error.code == "beside_tape"
+    assert "no automatic differentiation" not in flat(error)
+    error = graded_failure("check_hessian", hessian_finite_differences_beside_a_tape,
+                           HIDDEN_HESSIAN_CASES, "M21", "hidden case 1", "computed beside the tape",
+                           secrets=["0.3", "1.2"])
+    assert error.code == "beside_tape"
+
+
+def test_hessian_accepts_a_tape_result_copied_or_symmetrised(capsys):
+    for fn in (hessian_one_persistent_tape_as_numpy, hessian_symmetrised_in_a_tf_function):
+        tapes.check_hessian(fn)
+        tapes.check_hessian(fn, hidden=True, cases=HIDDEN_HESSIAN_CASES)
+        assert grade("check_hessian", fn, HIDDEN_HESSIAN_CASES) == 2
+    assert capsys.readouterr().out.count("hessian: 3 cases passed") == 2

@@ -46,7 +46,7 @@ __all__ = ["check", "call", "graph_mode", "explain_missing_gradient", "is_tf_fun
            "diagnose", "DETECTORS", "NOT_ANSWERED", "exercise_check",
            "COLLECTORS", "recording_gradients", "GradientRecord", "is_decoy",
            "wrapping_tape_calls", "TAPE_METHODS", "is_not_answered", "recording_autodiff",
-           "wrapping_autodiff_calls", "AUTODIFF_METHODS", "AutodiffCall"]
+           "wrapping_autodiff_calls", "AUTODIFF_METHODS", "AutodiffCall", "shifted", "TAPE_SHIFT"]
 
 NOT_ANSWERED = ("not written yet: it raises NotImplementedError.",
                 "replace `raise NotImplementedError()` in the exercise cell with your code, run "
@@ -367,6 +367,10 @@ def is_decoy(target, sources, args=(), kwargs=None, result=None) -> bool:
     return False
 
 
+#: What :func:`shifted` adds in the checks' experiments on where a value came from: far above
+#: every tolerance, and no round number a formula would hold.
+TAPE_SHIFT = 0.6180339887
+
 #: The GradientTape methods that compute a gradient: every spelling of reverse-mode autodiff.
 TAPE_METHODS = ("gradient", "jacobian", "batch_jacobian")
 
@@ -375,8 +379,18 @@ TAPE_METHODS = ("gradient", "jacobian", "batch_jacobian")
 AUTODIFF_METHODS = TAPE_METHODS + ("jvp",)
 
 
+def shifted(result, shift: float):
+    """``result`` (a tensor, or a nest of them with None) with ``shift`` added to every float
+    tensor, in its dtype; anything else (None, IndexedSlices, integers) as it is."""
+    def one(value):
+        if isinstance(value, tf.Tensor) and value.dtype.is_floating:
+            return value + tf.constant(shift, dtype=value.dtype)
+        return value
+    return tf.nest.map_structure(one, result)
+
+
 @contextlib.contextmanager
-def wrapping_autodiff_calls(on_call, forward: bool = True):
+def wrapping_autodiff_calls(on_call, forward: bool = True, shift: float | None = None):
     """Call ``on_call(method, tape, target, sources, result)`` after every
     ``GradientTape.gradient``, ``jacobian`` and ``batch_jacobian`` call made inside the block
     (eagerly or while a tf.function traces), ``method`` its name, and, with ``forward``, after
@@ -384,7 +398,13 @@ def wrapping_autodiff_calls(on_call, forward: bool = True):
     the primal output, ``sources`` None). Calls these make themselves (a jacobian's
     ``gradient`` calls) and decoys (:func:`is_decoy`) are left out. The methods are wrapped
     for the block only and restored on exit. This is the one recorder of autodiff evidence:
-    every check module's recorder is built on it."""
+    every check module's recorder is built on it.
+
+    With ``shift``, every call recorded hands its caller its result with ``shift`` added
+    (:func:`shifted`), and ``on_call`` sees that result: an experiment on where a returned value
+    came from. A value computed from the calls' results moves with them; numbers computed
+    beside them (finite differences next to an unused tape call) do not. A shift is a constant,
+    so derivatives taken of a shifted result are unchanged."""
     owners = [(tf.GradientTape, name) for name in TAPE_METHODS]
     if forward:
         owners.append((tf.autodiff.ForwardAccumulator, "jvp"))
@@ -400,6 +420,7 @@ def wrapping_autodiff_calls(on_call, forward: bool = True):
                 depth[0] -= 1
             if name == "jvp":
                 if depth[0] == 0:
+                    result = result if shift is None else shifted(result, shift)
                     on_call(name, tape, target, None, result)
                 return result
             sources = args[0] if args else kwargs.get("sources")
@@ -407,6 +428,7 @@ def wrapping_autodiff_calls(on_call, forward: bool = True):
             decoy = is_decoy(target, sources, args[1:] if name == "gradient" else (),
                              kwargs if name == "gradient" else {}, result)
             if depth[0] == 0 and not decoy:
+                result = result if shift is None else shifted(result, shift)
                 on_call(name, tape, target, sources, result)
             return result
         method.__name__ = name
@@ -422,30 +444,32 @@ def wrapping_autodiff_calls(on_call, forward: bool = True):
 
 
 @contextlib.contextmanager
-def wrapping_tape_calls(on_call):
+def wrapping_tape_calls(on_call, shift: float | None = None):
     """:func:`wrapping_autodiff_calls` for the tape's methods only (``gradient``,
-    ``jacobian``, ``batch_jacobian``): reverse mode."""
-    with wrapping_autodiff_calls(on_call, forward=False):
+    ``jacobian``, ``batch_jacobian``): reverse mode; ``shift`` as there."""
+    with wrapping_autodiff_calls(on_call, forward=False, shift=shift):
         yield
 
 
 @contextlib.contextmanager
-def recording_gradients():
+def recording_gradients(shift: float | None = None):
     """Record, in a :class:`GradientRecord`, every call that asks a tape for a gradient
     (``gradient``, ``jacobian``, ``batch_jacobian``: :func:`wrapping_tape_calls`) made inside
     the block, eagerly or while a tf.function traces: reverse mode only. Checks that accept
-    every spelling of autodiff use :func:`recording_autodiff`."""
+    every spelling of autodiff use :func:`recording_autodiff`. With ``shift``, every result is
+    handed back shifted (:func:`wrapping_autodiff_calls`): an update applied from the tape's
+    results moves with them, one computed beside them does not."""
     record = GradientRecord()
-    with wrapping_tape_calls(record.add):
+    with wrapping_tape_calls(record.add, shift=shift):
         yield record
 
 
 @contextlib.contextmanager
-def recording_autodiff():
+def recording_autodiff(shift: float | None = None):
     """Record, in a :class:`GradientRecord`, every automatic differentiation made inside the
     block, eagerly or while a tf.function traces: the tape's ``gradient``, ``jacobian`` and
     ``batch_jacobian`` and ``tf.autodiff.ForwardAccumulator.jvp``
-    (:func:`wrapping_autodiff_calls`); ``tf.gradients`` calls are counted in
+    (:func:`wrapping_autodiff_calls`; ``shift`` as there); ``tf.gradients`` calls are counted in
     ``graph_gradients``. The kernel-side evidence of every autodiff exercise: which values
     autodiff produced, of which target, on which tape or accumulator."""
     record = GradientRecord()
@@ -455,7 +479,8 @@ def recording_autodiff():
 
     graph_spellings = [(tf, "gradients"), (tf.compat.v1, "gradients"), (tf, "hessians"),
                        (tf.compat.v1, "hessians")]
-    with wrapping_autodiff_calls(record.add), counting_calls(graph_spellings, counted):
+    with wrapping_autodiff_calls(record.add, shift=shift), counting_calls(graph_spellings,
+                                                                          counted):
         yield record
 
 

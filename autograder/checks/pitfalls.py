@@ -55,7 +55,8 @@ from .capture import capture_output
 from .compare import CheckFailed, fail, function_from_source
 from .graphs import graph_evidence, show_prediction
 from .harness import (NOT_ANSWERED, call, collect_prediction, diagnose, exercise_check, explain_missing_gradient,
-                      is_not_answered, is_tf_function, quiet_tensorflow, recording_gradients)
+                      is_not_answered, is_tf_function, quiet_tensorflow, recording_gradients,
+                      TAPE_SHIFT)
 from .harness import POSING
 from .judge.pitfalls import (ELSE_BRANCH, LOOP_DTYPE, PYTHON_BOOL, STATIC_LENGTH, TD_ALL_STOPPED,
                              WARMUP_PROBE, XLA_PRINT, grown_lengths, long_scores)
@@ -587,7 +588,7 @@ def collect_td_update(fn, case, ctx):
         args = (_float32(step["s"]), _float32(step["r"]), _float32(step["s_next"]),
                 tf.constant(bool(step["done"])), gamma, lr)
         before = eager_w.numpy()
-        with recording_gradients() as eager_record:
+        with recording_gradients(shift=TAPE_SHIFT) as eager_record:  # results shifted
             _call(functions.python_function(fn), eager_w, *args, what=f"{ctx.what}, run eagerly")
         gradients = [r.numpy() for r in eager_record.results()[:MAX_ENTRIES]
                      if tuple(r.shape) == tuple(eager_w.shape)]

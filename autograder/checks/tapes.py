@@ -82,7 +82,8 @@ import tensorflow as tf
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import CheckFailed, fail, to_numpy
 from .harness import (call, collect_prediction, exercise_check, explain_missing_gradient,
-                      float_values, graph_mode, quiet_tensorflow, recording_autodiff)
+                      float_values, graph_mode, quiet_tensorflow, recording_autodiff,
+                      TAPE_SHIFT)
 from .compare import function_from_source
 from .judge.tapes import MAX_HVP_SIZE, hvp_problem, linear_problem
 
@@ -116,18 +117,19 @@ def _targets(record, value) -> list:
 
 
 @contextlib.contextmanager
-def observing_tapes():
+def observing_tapes(shift: float | None = None):
     """Record every automatic differentiation made inside the block in a
     :class:`~autograder.checks.harness.GradientRecord` (:func:`harness.recording_autodiff`,
     the one recorder: ``GradientTape.gradient``, ``jacobian``, ``batch_jacobian`` and
     ``ForwardAccumulator.jvp``; calls these make themselves are not recorded). Inside the
     block tf.functions run eagerly, so that a student's tf.function is observed like plain
-    code: values, not symbolic tensors."""
+    code: values, not symbolic tensors. With ``shift``, every result is handed back shifted
+    (:func:`harness.wrapping_autodiff_calls`)."""
     was_eager = tf.config.functions_run_eagerly()
     with quiet_tensorflow():
         tf.config.run_functions_eagerly(True)
     try:
-        with recording_autodiff() as record:
+        with recording_autodiff(shift=shift) as record:
             yield record
     finally:
         with quiet_tensorflow():
@@ -750,7 +752,10 @@ def collect_hessian(fn, case, ctx):
 
     Returns:
         ``{"result", "from_tape": bool, "nested": bool, "forward": every producing call was a
-        ForwardAccumulator.jvp}``.
+        ForwardAccumulator.jvp, "moved": bool}``; ``moved``: in a second call with every
+        autodiff result shifted by :data:`TAPE_SHIFT`, the value returned was still produced
+        by the (shifted) results, so it is theirs and not numbers computed beside an unused
+        tape call (finite differences in float64 agree with a tape's values).
     Raises:
         CheckFailed: M04 on a second gradient call on a non-persistent tape; M01 when the
             result (or a row of it) is None for a constant but not for a tf.Variable; M05 when
@@ -812,15 +817,28 @@ def collect_hessian(fn, case, ctx):
              f"on x.", mistake="M05", code="inner_gradient_outside",
              fix="compute the inner tape's gradient inside the outer tape's block, then the outer "
                  "tape's jacobian of that gradient after it (one row per entry).")
+    observed = {"result": result, **_hessian_evidence(record, result)}
+    observed["moved"] = False
+    if observed["from_tape"]:
+        with observing_tapes(shift=TAPE_SHIFT) as record:
+            moved = call(fn, f, _fresh_constant(x), what=what)
+        observed["moved"] = _hessian_evidence(record, moved)["from_tape"]
+    return observed
+
+
+def _hessian_evidence(record, result) -> dict:
+    """``{"from_tape", "nested", "forward"}`` of a Hessian ``result``: whether tape calls of
+    ``record`` produced it (whole, or row by row), whether they differentiated what another call
+    produced, and whether all of them were ForwardAccumulator.jvp calls."""
     producers = record.producers(result)
     matrix = float_values(result)
     if not producers and matrix is not None and matrix.ndim == 2 and 0 < len(matrix) <= 64:
         rows = [record.producers(row) for row in matrix]  # stacked gradients, one per entry
         if all(rows):
-            return {"result": result, "from_tape": True,
+            return {"from_tape": True,
                     "nested": all(any(record.derived(c) for c in row) for row in rows),
                     "forward": all(c.forward for row in rows for c in row)}
-    return {"result": result, "from_tape": bool(producers),
+    return {"from_tape": bool(producers),
             "nested": any(record.derived(c) for c in producers),
             "forward": bool(producers) and all(c.forward for c in producers)}
 

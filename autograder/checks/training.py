@@ -37,7 +37,9 @@ make_eval_step    M55 (an evaluation step that trains): a tape in evaluation, or
 fit               one of Keras' training entry points ran on the model or on another
                   sharing its layers (wrapped on the classes at import, before the
                   student's first cell, so references saved later are caught, and a
-                  compiled state reset afterwards hides nothing), the optimizer given
+                  compiled state reset afterwards hides nothing), or the optimizer given
+                  took a step inside Keras' own train step (however fit was reached:
+                  the originals saved before that wrap), the optimizer given
                   did not take epochs x batches steps, or, in a second run with SGD with
                   momentum on fixed batches that the grader replays, the optimizer's
                   momentum or the weights are not what its own rule gives for the
@@ -77,6 +79,7 @@ retrain=None, threshold=0.90, cases=None, hidden=False)``. Failing raises
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import weakref
 
@@ -85,7 +88,7 @@ import tensorflow as tf
 
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import CheckFailed, fail, to_numpy
-from .harness import call, exercise_check, is_tf_function, recording_gradients
+from .harness import TAPE_SHIFT, call, exercise_check, is_tf_function, recording_gradients
 from .judge.training import (FIT_BATCH, FIT_RULE, FIT_VAL_BATCH, HISTORY_KEYS, NUM_CLASSES,
                              NUM_FEATURES, digits_split, eval_step_batch, fit_rule_data,
                              indexed_labels, small_model_weights, train_step_batch)
@@ -269,6 +272,67 @@ def _watching_keras():
 
 
 _install_keras_watch()
+
+
+def _keras_trainer_files() -> frozenset:
+    """The source files of Keras' own training loop: the modules of the classes of
+    tf.keras.Model's MRO that define ``fit``, ``train_step`` or ``train_on_batch`` (Keras'
+    TensorFlow trainer)."""
+    files = set()
+    for klass in tf.keras.Model.__mro__:
+        if any(name in vars(klass) for name in ("fit", "train_step", "train_on_batch")):
+            path = getattr(sys.modules.get(klass.__module__), "__file__", None)
+            if path:
+                files.add(os.path.realpath(path))
+    return frozenset(files)
+
+
+#: See :func:`_keras_trainer_files`.
+KERAS_TRAINER_FILES = _keras_trainer_files()
+#: Most frames :func:`_in_keras_training` reads (a traced step's stack holds a few hundred).
+KERAS_STACK_LIMIT = 2000
+#: ``{co_filename: whether it is one of KERAS_TRAINER_FILES}``, read once per file name.
+_TRAINER_FRAME: dict = {}
+
+
+def _in_keras_training() -> bool:
+    """Whether a frame of Keras' own training loop (:data:`KERAS_TRAINER_FILES`) is on the call
+    stack. However ``fit`` or ``train_on_batch`` was reached (a reference to Keras' own method
+    saved before the checks wrapped it, the originals put back on a model), its train step runs
+    there, so an optimizer step taken from it is Keras' training."""
+    frame = sys._getframe(1)
+    for _ in range(KERAS_STACK_LIMIT):
+        if frame is None:
+            return False
+        name = frame.f_code.co_filename
+        found = _TRAINER_FRAME.get(name)
+        if found is None:
+            found = os.path.realpath(name) in KERAS_TRAINER_FILES
+            if len(_TRAINER_FRAME) < 10_000:
+                _TRAINER_FRAME[name] = found
+        if found:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _watch_keras_steps(optimizer, seen: list) -> None:
+    """Wrap ``apply_gradients`` and ``apply`` on this optimizer (the instance only, made by the
+    check, so no reference to them exists before): each call made from inside Keras' own
+    training loop (:func:`_in_keras_training`, while a step runs or traces) appends a line to
+    ``seen``."""
+    def watched(name):
+        original = getattr(optimizer, name)
+
+        def method(*args, **kwargs):
+            if len(seen) < KERAS_CALL_LIMIT and _in_keras_training():
+                seen.append(f"{type(optimizer).__name__}.{name} in Keras' train step")
+            return original(*args, **kwargs)
+        return method
+
+    for name in ("apply_gradients", "apply"):
+        if callable(getattr(optimizer, name, None)):
+            object.__setattr__(optimizer, name, watched(name))
 
 
 def _weights(model) -> list:
@@ -518,8 +582,10 @@ def _watch_applied(optimizer, applied: list) -> None:
 def _step_gradients(fn, seed, batch, lr) -> str:
     """How the gradients the optimizer applied were made, from one call of a fresh step of the
     student's (new model, SGD, metrics; the case's first batch) run eagerly, so that values can
-    be read: ``"ok"`` (some tape.gradient call's target equals the loss the step returned, and
-    the gradients applied equal that call's results), ``"target_not_loss"`` (no gradient call's
+    be read, every tape result handed back shifted by :data:`~.harness.TAPE_SHIFT` (so gradients
+    computed beside the tape, equal to its unshifted values, are not its results): ``"ok"``
+    (some tape.gradient call's target equals the loss the step returned, and the gradients
+    applied equal that call's results), ``"target_not_loss"`` (no gradient call's
     target is that loss: a decoy), ``"not_applied"`` (the gradients applied are not a gradient
     call's results: made by hand), ``"no_apply"`` (the optimizer applied nothing) or
     ``"failed"`` (the step raised when run eagerly)."""
@@ -532,7 +598,7 @@ def _step_gradients(fn, seed, batch, lr) -> str:
         _watch_applied(optimizer, applied)
         x, y = train_step_batch(seed, batch, 0)
         tf.config.run_functions_eagerly(True)
-        with recording_gradients() as record, _full_precision():
+        with recording_gradients(shift=TAPE_SHIFT) as record, _full_precision():
             loss = step(tf.constant(x), tf.constant(y))
     except Exception:
         return "failed"
@@ -592,6 +658,8 @@ def collect_make_train_step(fn, predicted_traces=NOT_GIVEN, predicted_iterations
     seed, batch, lr, steps = int(case[0]), int(case[1]), float(case[2]), int(case[3])
     model = _small_model(seed)
     optimizer = tf.keras.optimizers.SGD(learning_rate=lr)
+    keras_steps = []
+    _watch_keras_steps(optimizer, keras_steps)
     loss_metric, acc_metric = _new_metrics()
     with _watching_keras() as made_keras:
         step = call(fn, model, optimizer, _loss_fn(), loss_metric, acc_metric, what=ctx.what)
@@ -614,7 +682,7 @@ def collect_make_train_step(fn, predicted_traces=NOT_GIVEN, predicted_iterations
         tape = _tape_covered(record, model.trainable_variables)
     with _watching_keras() as keras_calls:
         gradients = _step_gradients(fn, seed, batch, lr)
-    keras_calls += made_keras + early_keras
+    keras_calls += made_keras + early_keras + keras_steps
     return {"calls": calls, "tape": tape, "gradients": gradients, "keras": bool(keras_calls),
             "prediction": _predictions(traces=predicted_traces, iterations=predicted_iterations)}
 
@@ -705,6 +773,8 @@ def collect_fit(fn, case, ctx):
     model = _small_model(seed, hidden=32)
     val_ds, val_passes = _counted_dataset(splits.x_val, splits.y_val, FIT_VAL_BATCH, model)
     optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
+    keras_steps = []
+    _watch_keras_steps(optimizer, keras_steps)
     # One batch of a static shape for the diagnosis: with op determinism on (the notebook's
     # set-up), the cross-entropy of an unknown batch size computes its indices from the logits'
     # shape (comparisons, integer casts), which the diagnosis would take for an op without a
@@ -733,10 +803,11 @@ def collect_fit(fn, case, ctx):
             fail(f"history[{key!r}] should be a list of numbers, one per epoch.",
                  code="history_type")
     with _watching_keras() as rule_keras:
-        rule = _fit_rule_run(fn, seed, ctx)
+        rule = _fit_rule_run(fn, seed, ctx, keras_steps)
     return {"history": values, "lengths": lengths, "weights": _weights(model),
             "val_logits": val_logits, "iterations": int(optimizer.iterations.numpy()),
-            "keras": bool(keras_calls) or bool(rule_keras) or _keras_trained(model),
+            "keras": (bool(keras_calls) or bool(rule_keras) or bool(keras_steps)
+                      or _keras_trained(model)),
             "rule": rule, "val_passes": val_passes[0], "eval_trains": val_passes[1]}
 
 
@@ -780,12 +851,16 @@ def _momentum_slots(optimizer, variables) -> list:
     return slots
 
 
-def _fit_rule_run(fn, seed: int, ctx) -> dict:
+def _fit_rule_run(fn, seed: int, ctx, keras_steps: list) -> dict:
     """A second run of the student's ``fit``, whose every step the grader can replay: a fresh
     small model, SGD with momentum (an optimizer with state of its own), the fixed batches of
     :func:`~autograder.checks.judge.training.fit_rule_data` in their order (no shuffle), a few
-    epochs. Returns the weights after it, the optimizer's momentum slots for the model's
-    variables (None where it has none) and its iteration count."""
+    epochs, every tape result handed back with ``FIT_RULE["shift"]`` added (the grader replays
+    the optimizer's rule on the loss's gradients plus that shift, so an update from gradients
+    computed beside the tape does not match). Returns the weights after it, the optimizer's
+    momentum slots for the model's
+    variables (None where it has none) and its iteration count; a step of that optimizer taken
+    inside Keras' train step is noted in ``keras_steps``."""
     __tracebackhide__ = True
     x, y = fit_rule_data(seed)
     train_ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(FIT_BATCH)
@@ -793,7 +868,8 @@ def _fit_rule_run(fn, seed: int, ctx) -> dict:
     model = _small_model(seed + FIT_RULE["seed_offset"], hidden=FIT_RULE["hidden"])
     optimizer = tf.keras.optimizers.SGD(learning_rate=FIT_RULE["lr"],
                                         momentum=FIT_RULE["momentum"])
-    with _full_precision():
+    _watch_keras_steps(optimizer, keras_steps)
+    with _full_precision(), recording_gradients(shift=FIT_RULE["shift"]):
         call(fn, model, optimizer, train_ds, val_ds, FIT_RULE["epochs"],
              what=f"{ctx.what} (a second run: SGD with momentum, batches in a fixed order)")
     return {"weights": _weights(model),

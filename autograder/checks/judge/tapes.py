@@ -728,6 +728,11 @@ def finite_difference_hessian(f, x, h: float = 1e-4) -> np.ndarray:
     return hessian
 
 
+#: The fix of a Hessian computed beside an unused tape call (M21, beside_tape).
+HESSIAN_BESIDE_FIX = ("the Hessian is what the outer tape computes: return the result of its "
+                      "jacobian of the inner tape's gradient (or of its gradient calls, row by "
+                      "row), not numbers worked out next to it.")
+
 HESSIAN_FIX = ("compute the inner tape's gradient inside the outer tape's block, and return the "
                "outer tape's jacobian of it (one row per entry).")
 
@@ -743,7 +748,9 @@ HESSIAN_FIX = ("compute the inner tape's gradient inside the outer tape's block,
                "per entry of g, is the Hessian: the matrix returned is what those outer calls "
                "produced, for any f (finite differences or a formula fail).",
           kernel_evidence="which tape calls produced the returned matrix (whole or row by row), "
-                          "and whether they differentiated a value another tape call produced",
+                          "whether they differentiated a value another tape call produced, and "
+                          "whether the matrix moved with those calls' results when a second "
+                          "call shifted each of them by a constant",
           findings={"target_outside": (
               "{what} raised after an outer tape call returned None: what it differentiated "
               "(an entry `grad[i]` sliced, or the gradient computed, after the outer block "
@@ -759,7 +766,8 @@ def hessian(case, obs, ctx):
     """``obs``: ``result``, ``from_tape`` (the matrix, or each of its rows, produced by a tape
     call), ``nested`` (those calls differentiated a value another tape call produced),
     ``forward`` (every one of them a ForwardAccumulator.jvp: correct, not the nested tapes
-    asked, M46).
+    asked, M46), ``moved`` (a second call, every autodiff result shifted by a constant,
+    returned the shifted results: M21 ``beside_tape`` when not).
     Reference: central finite differences of :data:`VECTOR_FUNCTIONS` in float64."""
     found = _vector_function(case)
     if found is None:
@@ -794,6 +802,13 @@ def hessian(case, obs, ctx):
         ctx.fail(f"{ctx.what} {NO_TAPE}: the Hessian must be what the outer tape's jacobian "
                  f"(or its gradient calls, row by row) produced.", fix=HESSIAN_FIX,
                  mistake="M21", code="no_tape")
+    if obs.get("moved") is not True:
+        ctx.fail(f"{ctx.what} returns numbers equal to what its tape calls gave, but not "
+                 f"those calls' results: when the check shifted every result autodiff handed "
+                 f"back by a constant, the matrix returned stayed where it was, so it was "
+                 f"computed beside the tape calls (finite differences, a formula), which "
+                 f"decide nothing.", fix=HESSIAN_BESIDE_FIX, mistake="M21",
+                 code="beside_tape")
     if obs["forward"] is True and obs["nested"] is True:
         ctx.fail(FORWARD_OVER_BACK.format(what=ctx.what), fix=HESSIAN_FIX, mistake="M46",
                  code="forward_over_back")

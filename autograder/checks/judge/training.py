@@ -32,7 +32,10 @@ FIT_VAL_BATCH = 64
 #: weights :func:`small_model_weights` of the case's seed plus ``seed_offset``), SGD with this
 #: learning rate and momentum, ``epochs`` passes over the batches of :func:`fit_rule_data`.
 FIT_RULE = {"lr": 0.1, "momentum": 0.9, "epochs": 2, "batches": 2, "hidden": 8,
-            "seed_offset": 7}
+            "seed_offset": 7, "shift": 0.6180339887}
+# "shift": in that run every gradient a tape returns is handed back with this constant added, so
+# the updates the optimizer makes from the tape's results are those of gradients + shift, and
+# gradients computed beside an unused tape.gradient (equal to its unshifted values) are not.
 
 CUSTOM_LOOP = "the custom training loop"
 KERAS_FIT = ("Keras' compile()/fit() trained the model, not " + CUSTOM_LOOP)
@@ -119,17 +122,17 @@ def fit_rule_data(seed: int):
 
 
 def sgd_momentum_replay(weights, x, y, *, lr: float, momentum: float, epochs: int,
-                        batch: int):
+                        batch: int, shift: float = 0.0):
     """``(weights, slots)`` after ``epochs`` passes of Keras' SGD with momentum (``m = momentum
     * m - lr * g``, ``w = w + m``) over the batches of ``(x, y)`` in order, the gradients
-    those of the small network's mean cross-entropy (float64)."""
+    those of the small network's mean cross-entropy (float64), each entry plus ``shift``."""
     weights = [np.asarray(w, dtype=np.float64) for w in weights]
     slots = [np.zeros_like(w) for w in weights]
     for _ in range(int(epochs)):
         for start in range(0, len(y), batch):
             _, _, grads = loss_and_gradients(weights, x[start:start + batch],
                                              y[start:start + batch])
-            slots = [momentum * m - lr * g for m, g in zip(slots, grads)]
+            slots = [momentum * m - lr * (g + shift) for m, g in zip(slots, grads)]
             weights = [w + m for w, m in zip(weights, slots)]
     return weights, slots
 
@@ -774,7 +777,9 @@ HISTORY_KEYS = ("loss", "accuracy", "val_loss", "val_accuracy")
           kernel_evidence="the optimizer's iteration count after fit; whether one of Keras' "
                           "training entry points (wrapped on the classes when the checks were "
                           "imported, before the student's first cell) ran on the model or on "
-                          "one sharing its variables; and, from a second run with SGD with "
+                          "one sharing its variables, or the optimizer given took a step from "
+                          "inside Keras' own train step (its frames on the stack, however fit "
+                          "was reached); and, from a second run with SGD with "
                           "momentum on fixed batches, the weights after it and the "
                           "optimizer's momentum slots, which the grader replays step by step; "
                           "how many times fit read val_ds from its start, and whether the "
@@ -881,15 +886,15 @@ _OPTIMIZER_FIX = ("make the train step with the optimizer fit was given (through
 
 def _judge_fit_rule(ctx, seed: int, rule) -> None:
     """The fit check's second run (:data:`FIT_RULE`), replayed here: the optimizer given
-    (SGD with momentum) must hold the momentum its own rule gives for the gradients of the
-    loss, step after step, and the weights must be what those updates, and nothing else,
-    make."""
+    (SGD with momentum) must hold the momentum its own rule gives for the gradients the tape
+    handed back (those of the loss plus ``FIT_RULE["shift"]``), step after step, and the
+    weights must be what those updates, and nothing else, make."""
     __tracebackhide__ = True
     start = small_model_weights(seed + FIT_RULE["seed_offset"], FIT_RULE["hidden"])
     x, y = fit_rule_data(seed)
     want_weights, want_slots = sgd_momentum_replay(
         start, x, y, lr=FIT_RULE["lr"], momentum=FIT_RULE["momentum"],
-        epochs=FIT_RULE["epochs"], batch=FIT_BATCH)
+        epochs=FIT_RULE["epochs"], batch=FIT_BATCH, shift=FIT_RULE["shift"])
 
     def same(got, want) -> bool:
         if not isinstance(got, list) or len(got) != len(want):
