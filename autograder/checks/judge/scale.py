@@ -142,7 +142,7 @@ def predict_export(case, obs, ctx):
     """``obs``: ``values`` = [predicted_kept, predicted_third_shape_works]. Reference: 2,
     False."""
     names = ("predicted_kept", "predicted_third_shape_works")
-    kept, works = got = values(obs, "values", 2)
+    kept, works = values(obs, "values", 2)
     _predicted(ctx, kept, names[0], "count")
     _predicted(ctx, works, names[1], "bool")
     if works is not False:
