@@ -217,8 +217,10 @@ def test_checkpoint_grading_path_names_m89_without_values():
     (checks.check_predict_clipping, (True, False), (False, False), None),
     (checks.check_predict_export, (2, False), (2, True), "M92"),
     (checks.check_predict_export, (2, False), (1, False), "M92"),
+    (checks.check_predict_underflow, (True, False), (False, False), "M93"),
+    (checks.check_predict_underflow, (True, False), (True, True), None),
 ], ids=["factor_one", "factor_half", "per_tensor_keeps", "global_turns", "third_shape_works",
-        "one_function"])
+        "one_function", "float16_keeps_it", "scaled_still_zero"])
 def test_predictions(check, right, wrong, mistake, capsys):
     check(*right)
     assert "1 case passed" in capsys.readouterr().out

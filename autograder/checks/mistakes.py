@@ -377,6 +377,12 @@ CATALOGUE = {
             "(ValueError)",
             "give the serving tf.function an input_signature whose free dimensions are None, "
             "so that one concrete function serves every batch size"),
+    "M93": ("float16 gradients without loss scaling",
+            "under a mixed_float16 policy the gradients flow back through float16 operations, "
+            "whose smallest positive number is about 6e-8: smaller gradients become 0 and "
+            "those weights stop learning, without an error",
+            "scale the loss up before the gradient and the gradients back down before the "
+            "update (read Keras 3's LossScaleOptimizer and its scale_loss)"),
 }
 
 #: M id -> short name, as messages show it.

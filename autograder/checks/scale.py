@@ -24,11 +24,13 @@ from .judge.scale import case_data
 
 __all__ = ["check_predict_replica_factor", "check_make_distributed_step",
            "check_make_checkpoint", "check_predict_clipping", "check_predict_export",
+           "check_predict_underflow",
            "show_prediction", "linear_model", "cpu_strategy", "split_batch"]
 
 check_predict_replica_factor = exercise_check("check_predict_replica_factor", collect_prediction)
 check_predict_clipping = exercise_check("check_predict_clipping", collect_prediction)
 check_predict_export = exercise_check("check_predict_export", collect_prediction)
+check_predict_underflow = exercise_check("check_predict_underflow", collect_prediction)
 
 
 def linear_model(kernel, bias) -> tf.keras.Model:

@@ -154,6 +154,25 @@ def predict_export(case, obs, ctx):
                "saving.", mistake="M92")
 
 
+@exercise("predict_underflow", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="float16's smallest positive number is about 6e-8: a gradient of 1e-9 becomes 0 "
+               "in float16, while the loss scaled by 32768 gives float16 gradients of about "
+               "3e-5, which survive and are divided back in float32.")
+def predict_underflow(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_zero_unscaled, predicted_zero_scaled]. Reference: True,
+    False."""
+    names = ("predicted_zero_unscaled", "predicted_zero_scaled")
+    got = values(obs, "values", 2)
+    for value, name in zip(got, names):
+        _predicted(ctx, value, name, "bool")
+    if got[0] is not True:
+        _wrong(ctx, names[0], got[0], True,
+               "A gradient below float16's smallest positive number rounds to 0.", mistake="M93")
+    if got[1] is not False:
+        _wrong(ctx, names[1], got[1], False,
+               "The scale lifts the float16 gradients far above float16's smallest number.")
+
+
 # --------------------------------------------------------------------------- distribution
 
 def replica_updates(case) -> dict:

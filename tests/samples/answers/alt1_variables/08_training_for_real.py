@@ -37,3 +37,7 @@ predicted_third_shape_works = False
 # %% predict_clipping
 predicted_global_keeps = True
 predicted_per_tensor_keeps = False
+
+# %% predict_underflow
+predicted_zero_unscaled = True
+predicted_zero_scaled = False

@@ -3,7 +3,8 @@
 # ada_full's. Right numbers on this notebook's cells without the ideas: each replica's own mean
 # divided by a 2 written by hand (right for two replicas with equal shares only), and a
 # checkpoint of the model, the data and the optimizer's step count alone (the schedule's rate
-# comes back, the momentum does not); and per-tensor clipping predicted to keep the direction.
+# comes back, the momentum does not); per-tensor clipping predicted to keep the direction, and a
+# float16 gradient of 1e-9 predicted to survive without loss scaling.
 
 # %% make_distributed_step
 def make_distributed_step(strategy, model, optimizer, global_batch_size):
@@ -25,3 +26,6 @@ def make_checkpoint(model, optimizer, iterator):
 
 # %% predict_clipping
 predicted_global_keeps, predicted_per_tensor_keeps = True, True
+
+# %% predict_underflow
+predicted_zero_unscaled, predicted_zero_scaled = False, False
