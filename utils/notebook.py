@@ -60,11 +60,45 @@ def import_tensorflow_quietly() -> None:
     try:
         import tensorflow as tf
 
+        split_cpu(logical_cpus())
         tf.constant(0.0) + 1.0  # device initialisation logs too, on first use
     finally:
         os.dup2(saved, 2)
         os.close(saved)
         os.close(devnull)
+
+
+#: Environment variable naming how many logical devices the CPU is split into (08's
+#: distribution section needs two replicas on a CPU). The split must come before TensorFlow's
+#: first operation, which importing this package runs: 08's set-up cell sets it before that
+#: import, and grading kernels get it from their environment (grading.defaults.KERNEL_ENV),
+#: which a warm kernel forked from its template reads before it starts TensorFlow's runtime.
+LOGICAL_CPUS_ENV = "WORKBOOK_LOGICAL_CPUS"
+
+
+def logical_cpus() -> int:
+    """The number of logical CPU devices :data:`LOGICAL_CPUS_ENV` asks for: 1 when it is unset
+    or not a whole number from 1 to 8."""
+    text = os.environ.get(LOGICAL_CPUS_ENV, "1")
+    return int(text) if text.isdigit() and 1 <= int(text) <= 8 else 1
+
+
+def split_cpu(count: int) -> bool:
+    """Split the first physical CPU into ``count`` logical devices (``/CPU:0`` ...), before
+    TensorFlow's runtime starts; afterwards TensorFlow refuses (``RuntimeError: Virtual devices
+    cannot be modified after being initialized``) and nothing changes. Returns whether the CPU
+    is split as asked."""
+    import tensorflow as tf
+
+    if count <= 1:
+        return False
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    try:
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(count)])
+    except RuntimeError:  # the runtime has started already
+        return len(tf.config.list_logical_devices("CPU")) == count
+    return True
 
 
 def setup_notebook(seed: int = 0, deterministic: bool = False) -> None:

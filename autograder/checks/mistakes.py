@@ -346,6 +346,43 @@ CATALOGUE = {
             "isinstance but reports traces and graphs of its own making: TensorFlow traced "
             "nothing of it",
             "return the object tf.function itself makes (called or as a decorator), unchanged"),
+    "M88": ("a loss averaged per replica",
+            "under a distribution strategy each replica sees its share of the batch, and the "
+            "replicas' gradients are summed when they are applied: a loss that is each "
+            "replica's own mean gives gradients the number of replicas times too large, and a "
+            "count of replicas divided out by hand is wrong for another number of replicas or "
+            "for shares of different sizes",
+            "scale each replica's loss by the global batch, not its own share (read "
+            "tf.nn.compute_average_loss and its global_batch_size)"),
+    "M89": ("a resume without the optimizer",
+            "a checkpoint of the model alone restores the weights, while the fresh optimizer "
+            "starts at step 0: its learning-rate schedule restarts from the first rate and its "
+            "momentum from zero (its step count set by hand brings back the rate, not the "
+            "momentum)",
+            "put the optimizer itself in the checkpoint beside the model: its step count and "
+            "slots are its state"),
+    "M90": ("a resume that restarts the data",
+            "a fresh dataset iterator starts at the first batch: the resumed run trains again "
+            "on the batches before the stop and never reaches the ones after it",
+            "put the data iterator in the checkpoint too (a tf.data iterator is trackable), so "
+            "the resumed run goes on from the next batch"),
+    "M91": ("per-tensor clipping where the global norm was meant",
+            "clipping each gradient by its own norm scales each tensor by its own factor, so "
+            "the update turns; only one factor for all tensors keeps its direction",
+            "clip by the norm of all gradients together (read tf.clip_by_global_norm, or the "
+            "optimizer's global_clipnorm)"),
+    "M92": ("a serving function without an input signature",
+            "a SavedModel keeps the concrete functions traced before saving, never the Python "
+            "code: after loading, an input of a shape not traced finds no matching function "
+            "(ValueError)",
+            "give the serving tf.function an input_signature whose free dimensions are None, "
+            "so that one concrete function serves every batch size"),
+    "M93": ("float16 gradients without loss scaling",
+            "under a mixed_float16 policy the gradients flow back through float16 operations, "
+            "whose smallest positive number is about 6e-8: smaller gradients become 0 and "
+            "those weights stop learning, without an error",
+            "scale the loss up before the gradient and the gradients back down before the "
+            "update (read Keras 3's LossScaleOptimizer and its scale_loss)"),
 }
 
 #: M id -> short name, as messages show it.

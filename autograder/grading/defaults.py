@@ -55,6 +55,13 @@ KERNEL_NAME = "python3"
 KERNEL_ENV = {
     "TF_CPP_MIN_LOG_LEVEL": "3",
     "WORKBOOK_FAST": "1",
+    # Two logical CPU devices in every grading kernel (utils.notebook.LOGICAL_CPUS_ENV): 08's
+    # checks run tf.distribute.MirroredStrategy over them. The split must precede TensorFlow's
+    # first operation, which a warm kernel runs as soon as it is forked from its template, so
+    # no cell can make it there; read from the environment, it is made before that operation,
+    # in warm and cold kernels alike, with no code in the template. The other notebooks place
+    # every op on /CPU:0 and never see the second device.
+    "WORKBOOK_LOGICAL_CPUS": "2",
     "PYTHONWARNINGS": "ignore",
 }
 
@@ -127,7 +134,7 @@ NOBODY = 65534
 
 # Environment variables passed into the sandbox (everything else is cleared).
 PASSED_ENV = ("LANG", "LC_ALL", "PYTHONWARNINGS", "WORKBOOK_FAST", "PYTHONHASHSEED",
-              "NBGRADER_EXECUTION")
+              "NBGRADER_EXECUTION", "WORKBOOK_LOGICAL_CPUS")
 
 PASSED_ENV_PREFIXES = ("TF_", "OMP_", "OPENBLAS_", "MKL_", "CUDA_")
 

@@ -34,7 +34,8 @@ __all__ = ["Exercise", "Context", "EXERCISES", "FINDINGS", "exercise", "load", "
            "render_finding", "judge_observation", "JUDGE_MODULES"]
 
 #: The modules of this package that register exercises (imported by :func:`load`).
-JUDGE_MODULES = ("tapes", "graphs", "control_flow", "software", "training", "pitfalls")
+JUDGE_MODULES = ("tapes", "graphs", "control_flow", "software", "training", "pitfalls",
+                 "scale")
 
 #: Check function name (``"check_square_grad"``) -> its exercise.
 EXERCISES: dict[str, "Exercise"] = {}

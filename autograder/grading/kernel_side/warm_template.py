@@ -81,7 +81,7 @@ def preload() -> None:
     import tqdm.auto  # noqa: F401
     import utils.data, utils.devices, utils.plots, utils.timing  # noqa: F401, E401
     import autograder.checks.control_flow, autograder.checks.graphs  # noqa: F401, E401
-    import autograder.checks.software, autograder.checks.tapes  # noqa: F401, E401
+    import autograder.checks.software, autograder.checks.tapes, autograder.checks.scale  # noqa: F401, E401
     import autograder.checks.pitfalls, autograder.checks.training, autograder.checks.harness  # noqa: F401, E401
     import ipykernel.ipkernel, ipykernel.kernelapp, ipykernel.zmqshell  # noqa: F401, E401
 

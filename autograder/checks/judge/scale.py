@@ -1,0 +1,328 @@
+"""Grader halves of the checks of 08 (training for real: distribution, checkpoints, export,
+gradient clipping), NumPy only; see :mod:`autograder.checks.judge`.
+
+The kernel half (``autograder/checks/scale.py``) trains the checks' own small linear model (3
+features, one output, weights and data from the case's seed, :func:`case_data`) with the
+student's code and sends the weights it ends with. The references are the same training in
+NumPy: the squared error's gradient, SGD (with momentum and an exponentially decaying rate for
+the checkpoint), one step per batch. The wrong ideas this lesson teaches give other weights,
+which are computed here too, so a failure names its mistake:
+
+===================  ==========================================================================
+exercise             fails with
+===================  ==========================================================================
+make_distributed_    M88 when the update is the sum of per-replica means (the draft: a factor of
+step                 the number of replicas), the mean of per-replica means (a mean divided by
+                     the number of replicas: wrong when the replicas' batches differ in size),
+                     or the right update times a constant (a number of replicas written by
+                     hand, found with one replica)
+make_checkpoint      M89 when the resumed run's optimizer starts again (its learning-rate
+                     schedule from step 0, its momentum from 0) or keeps its step count without
+                     its momentum (the iterations restored by hand); M90 when the data starts
+                     again from the first batch
+===================  ==========================================================================
+
+Messages show values only when ``ctx.reveal`` (a student's visible check).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import exercise
+from .readers import count, matches, values
+
+MODULE = "autograder.checks.scale"
+NUM_FEATURES = 3
+
+PREDICTION_LABEL = lambda case: "your prediction"  # noqa: E731
+
+
+def case_data(seed: int, rows: int):
+    """The checks' inputs for ``seed``: ``(kernel (3, 1), bias (1,), x (rows, 3), y (rows, 1))``,
+    float32, from NumPy's generator (the kernel half builds the same)."""
+    rng = np.random.default_rng(seed)
+    kernel = rng.normal(size=(NUM_FEATURES, 1)).astype(np.float32)
+    bias = rng.normal(size=(1,)).astype(np.float32)
+    x = rng.normal(size=(rows, NUM_FEATURES)).astype(np.float32)
+    y = rng.normal(size=(rows, 1)).astype(np.float32)
+    return kernel, bias, x, y
+
+
+def _gradient(kernel, bias, x, y):
+    """The gradient of the mean squared error of ``x @ kernel + bias`` against ``y``."""
+    x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+    error = x @ kernel + bias - y
+    return 2 * x.T @ error / len(x), 2 * error.sum(axis=0) / len(x)
+
+
+def _mean_loss(kernel, bias, x, y) -> float:
+    return float(np.mean((np.asarray(x, np.float64) @ kernel + bias - y) ** 2))
+
+
+def _shown(ctx, text: str) -> str:
+    return text if ctx.reveal else ""
+
+
+def _weights(obs, key: str = "weights"):
+    kernel, bias = values(obs, key, 2)
+    return kernel, bias
+
+
+def _same_weights(got, want) -> bool:
+    return matches(got[0], want[0], rtol=1e-4, atol=1e-5) and \
+        matches(got[1], want[1], rtol=1e-4, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- predictions
+
+def _plain_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _predicted(ctx, value, name: str, kind: str) -> None:
+    """Fail (M71) unless the prediction ``value`` is a plain Python value of ``kind``."""
+    __tracebackhide__ = True
+    ok = {"number": _plain_number(value), "bool": isinstance(value, bool),
+          "count": isinstance(value, int) and not isinstance(value, bool) and value >= 0}[kind]
+    if not ok:
+        wanted = {"number": "a number such as 3.0", "bool": "True or False",
+                  "count": "a whole number such as 3"}[kind]
+        ctx.fail(f"{ctx.what}: {name} should be {wanted}, written in the prediction cell (a "
+                 f"prediction is written down before the code runs, not measured).",
+                 mistake="M71", fix=f"set `{name} = ...` to a plain Python value in the "
+                                    f"prediction cell.", code="prediction_type")
+
+
+def _wrong(ctx, name: str, got, want, why: str, mistake: str | None = None) -> None:
+    __tracebackhide__ = True
+    shown = _shown(ctx, f" (you predicted {got!r}; it is {want!r})")
+    ctx.fail(f"{ctx.what}: {name} is not what happens{shown}. {why}", mistake=mistake,
+             fix="run the cell that shows it, read the explanation below it, and correct your "
+                 "prediction.", code="wrong_prediction")
+
+
+@exercise("predict_replica_factor", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="under MirroredStrategy each replica's gradients are summed across the replicas; "
+               "a loss averaged over the replica's own examples makes them the number of "
+               "replicas times too large: 2 with two replicas.")
+def predict_replica_factor(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_factor]. Reference: 2 (two replicas)."""
+    [factor] = values(obs, "values", 1)
+    _predicted(ctx, factor, "predicted_factor", "number")
+    if abs(float(factor) - 2.0) > 1e-6:
+        _wrong(ctx, "predicted_factor", factor, 2,
+               "The replicas' gradients are added up, not averaged, when the optimizer applies "
+               "them.", mistake="M88")
+
+
+@exercise("predict_clipping", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="tf.clip_by_global_norm scales every gradient by one factor, so the update keeps "
+               "its direction; clipping each tensor by its own norm scales them by different "
+               "factors and turns the update.")
+def predict_clipping(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_global_keeps, predicted_per_tensor_keeps]. Reference:
+    True, False."""
+    names = ("predicted_global_keeps", "predicted_per_tensor_keeps")
+    got = values(obs, "values", 2)
+    for value, name in zip(got, names):
+        _predicted(ctx, value, name, "bool")
+    if got[1] is not False:
+        _wrong(ctx, names[1], got[1], False,
+               "Each tensor clipped by its own norm is scaled by its own factor.", mistake="M91")
+    if got[0] is not True:
+        _wrong(ctx, names[0], got[0], True,
+               "One factor, the same for every tensor, scales the whole update.")
+
+
+@exercise("predict_export", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="a SavedModel keeps the concrete functions traced before saving, not the Python "
+               "code: a tf.function called on two shapes keeps 2, and after loading a third "
+               "shape finds no matching function.")
+def predict_export(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_kept, predicted_third_shape_works]. Reference: 2,
+    False."""
+    names = ("predicted_kept", "predicted_third_shape_works")
+    kept, works = values(obs, "values", 2)
+    _predicted(ctx, kept, names[0], "count")
+    _predicted(ctx, works, names[1], "bool")
+    if works is not False:
+        _wrong(ctx, names[1], works, False,
+               "The loaded object has no Python code to trace again.", mistake="M92")
+    if kept != 2:
+        _wrong(ctx, names[0], kept, 2,
+               "The SavedModel holds one concrete function per input signature traced before "
+               "saving.", mistake="M92")
+
+
+@exercise("predict_underflow", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="float16's smallest positive number is about 6e-8: a gradient of 1e-9 becomes 0 "
+               "in float16, while the loss scaled by 32768 gives float16 gradients of about "
+               "3e-5, which survive and are divided back in float32.")
+def predict_underflow(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_zero_unscaled, predicted_zero_scaled]. Reference: True,
+    False."""
+    names = ("predicted_zero_unscaled", "predicted_zero_scaled")
+    got = values(obs, "values", 2)
+    for value, name in zip(got, names):
+        _predicted(ctx, value, name, "bool")
+    if got[0] is not True:
+        _wrong(ctx, names[0], got[0], True,
+               "A gradient below float16's smallest positive number rounds to 0.", mistake="M93")
+    if got[1] is not False:
+        _wrong(ctx, names[1], got[1], False,
+               "The scale lifts the float16 gradients far above float16's smallest number.")
+
+
+# --------------------------------------------------------------------------- distribution
+
+def replica_updates(case) -> dict:
+    """The weights after one SGD step of the case, for each way of averaging the loss:
+    ``global`` (over the global batch: the right one), ``sum_of_means`` (each replica's own mean,
+    summed across replicas), ``mean_of_means`` (each replica's mean divided by the number of
+    replicas); and the global batch's mean loss before the step, ``loss``."""
+    split, lr = [int(n) for n in case["split"]], float(case["lr"])
+    kernel, bias, x, y = case_data(int(case["seed"]), sum(split))
+    kernel, bias = kernel.astype(np.float64), bias.astype(np.float64)
+    edges = np.cumsum([0] + split)
+    parts = [_gradient(kernel, bias, x[a:b], y[a:b]) for a, b in zip(edges[:-1], edges[1:])]
+    ways = {"global": _gradient(kernel, bias, x, y),
+            "sum_of_means": tuple(sum(p[i] for p in parts) for i in range(2)),
+            "mean_of_means": tuple(sum(p[i] for p in parts) / len(split) for i in range(2))}
+    result = {name: (kernel - lr * g[0], bias - lr * g[1]) for name, g in ways.items()}
+    result["loss"] = _mean_loss(kernel, bias, x, y)
+    return result
+
+
+DISTRIBUTED_IDEA = ("each replica's loss is averaged over the global batch "
+                    "(tf.nn.compute_average_loss with global_batch_size), so that the gradients "
+                    "MirroredStrategy sums across replicas are those of the global batch's mean, "
+                    "for any number of replicas and any split of the batch")
+
+SPLIT_LABEL = lambda case: f"{len(case['split'])} replica(s), batches of {case['split']}"  # noqa: E731
+
+
+@exercise("make_distributed_step", module=MODULE,
+          cases=[{"seed": 0, "split": [4, 4], "lr": 0.1}, {"seed": 1, "split": [6], "lr": 0.1},
+                 {"seed": 2, "split": [3, 2], "lr": 0.05}],
+          label=SPLIT_LABEL, idea=DISTRIBUTED_IDEA,
+          findings={"no_devices": ("{what} could not run: this kernel has fewer logical CPU "
+                                   "devices than the case's replicas.",
+                                   "run the notebook from the top: its set-up cell splits the "
+                                   "CPU in two before TensorFlow starts.")})
+def make_distributed_step(case, obs, ctx):
+    """``obs``: ``weights`` = [kernel, bias] after one step, ``loss`` = what the step returned.
+    Reference: :func:`replica_updates`."""
+    got = _weights(obs)
+    ways = replica_updates(case)
+    replicas = len(case["split"])
+    if not _same_weights(got, ways["global"]):
+        if _same_weights(got, ways["sum_of_means"]):
+            ctx.fail(f"{ctx.what}: the update is the number of replicas times the global batch's "
+                     f"{_shown(ctx, f'({replicas}) ')}: each "
+                     f"replica's loss is the mean over its own examples, and MirroredStrategy "
+                     f"adds the replicas' gradients.", mistake="M88", code="sum_of_means")
+        if _same_weights(got, ways["mean_of_means"]):
+            ctx.fail(f"{ctx.what}: the update averages the replicas' own means, which is not "
+                     f"the global batch's mean when the replicas' batches differ in size.",
+                     mistake="M88", code="mean_of_means")
+        ratio = _ratio(got, ways["global"], case)
+        if ratio is not None:
+            ctx.fail(f"{ctx.what}: the update is the global batch's times a constant "
+                     f"factor{_shown(ctx, f' ({ratio:.3g})')}: a count of replicas written "
+                     f"into the loss by hand does not follow the strategy.",
+                     mistake="M88", code="scaled")
+        ctx.close(got[0], ways["global"][0], ", the kernel after the step", rtol=1e-4,
+                  atol=1e-5)
+        ctx.close(got[1], ways["global"][1], ", the bias after the step", rtol=1e-4, atol=1e-5)
+    ctx.close(obs["loss"], ways["loss"], ", the loss it returns (the global batch's mean)",
+              rtol=1e-4, atol=1e-5)
+
+
+def _ratio(got, want, case) -> float | None:
+    """The constant c with got = w0 - c * lr * g (one step), when there is one, else None."""
+    kernel, bias, _, _ = case_data(int(case["seed"]), sum(int(n) for n in case["split"]))
+    try:
+        moved = np.concatenate([np.ravel(kernel - np.asarray(got[0], np.float64)),
+                                np.ravel(bias - np.asarray(got[1], np.float64))])
+        meant = np.concatenate([np.ravel(kernel - want[0]), np.ravel(bias - want[1])])
+    except (TypeError, ValueError):
+        return None
+    if moved.shape != meant.shape or not np.all(np.isfinite(moved)):
+        return None
+    ratio = float(moved @ meant / (meant @ meant))
+    return ratio if np.allclose(moved, ratio * meant, rtol=1e-4, atol=1e-6) else None
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+def resumed_runs(case) -> dict:
+    """The weights after ``steps`` SGD steps with momentum and an exponentially decaying rate
+    (``lr * decay ** step``), one batch of ``batch`` rows each in order, stopped after ``stop``
+    steps and resumed into a fresh model (whose own initial weights come from seed + 1): ``right``
+    (everything restored), ``optimizer_restarts`` (its step count and momentum start again),
+    ``slots_lost`` (its step count kept, its momentum lost), ``data_restarts`` (the batches start
+    again from the first), and both of the first and last, ``both_restart``."""
+    steps, stop, batch = int(case["steps"]), int(case["stop"]), int(case["batch"])
+    lr, decay, momentum = float(case["lr"]), float(case["decay"]), float(case["momentum"])
+    kernel, bias, x, y = case_data(int(case["seed"]), steps * batch)
+
+    def run(weights, velocity, first_step, first_batch, count):
+        weights = [np.asarray(w, np.float64) for w in weights]
+        for i in range(count):
+            rows = slice((first_batch + i) * batch, (first_batch + i + 1) * batch)
+            grads = _gradient(weights[0], weights[1], x[rows], y[rows])
+            rate = lr * decay ** (first_step + i)
+            velocity = [momentum * v - rate * g for v, g in zip(velocity, grads)]
+            weights = [w + v for w, v in zip(weights, velocity)]
+        return weights, velocity
+
+    zero = [np.zeros_like(kernel, np.float64), np.zeros_like(bias, np.float64)]
+    stopped, velocity = run([kernel, bias], zero, 0, 0, stop)
+    rest = steps - stop
+    return {"right": run(stopped, velocity, stop, stop, rest)[0],
+            "optimizer_restarts": run(stopped, zero, 0, stop, rest)[0],
+            "slots_lost": run(stopped, zero, stop, stop, rest)[0],
+            "data_restarts": run(stopped, velocity, stop, 0, rest)[0],
+            "both_restart": run(stopped, zero, 0, 0, rest)[0]}
+
+
+RESUME_IDEA = ("a checkpoint that resumes training holds all of its state: the model's weights, "
+               "the optimizer (its step count, which drives the learning-rate schedule, and its "
+               "momentum) and the data iterator, so the resumed run ends where an uninterrupted "
+               "one does")
+
+
+@exercise("make_checkpoint", module=MODULE,
+          cases=[{"seed": 0, "steps": 4, "stop": 2, "batch": 4, "lr": 0.1, "decay": 0.5,
+                  "momentum": 0.9}],
+          label=lambda case: f"a run of {case['steps']} steps stopped after {case['stop']}",
+          idea=RESUME_IDEA,
+          kernel_evidence="the resumed model's step count is read from its optimizer in the "
+                          "kernel, after the restore")
+def make_checkpoint(case, obs, ctx):
+    """``obs``: ``weights`` = [kernel, bias] after the resumed run, ``iterations`` = the fresh
+    optimizer's step count just after the restore. Reference: :func:`resumed_runs`."""
+    got = _weights(obs)
+    iterations = count(obs, "iterations")
+    runs = resumed_runs(case)
+    if _same_weights(got, runs["right"]) and iterations == int(case["stop"]):
+        return
+    if _same_weights(got, runs["optimizer_restarts"]) or _same_weights(
+            got, runs["both_restart"]):
+        ctx.fail(f"{ctx.what}: the resumed optimizer starts again: its step count is back "
+                 f"to 0 after the restore, so the learning-rate schedule restarts from its "
+                 f"first rate, and its momentum from zero.", mistake="M89",
+                 code="optimizer_restarts")
+    if _same_weights(got, runs["slots_lost"]):
+        ctx.fail(f"{ctx.what}: the resumed optimizer has the right step count but no momentum: "
+                 f"the step count alone is not the optimizer's state.", mistake="M89",
+                 code="slots_lost")
+    if _same_weights(got, runs["data_restarts"]):
+        ctx.fail(f"{ctx.what}: the resumed run trains on the first batches again: the data "
+                 f"iterator's position was not in the checkpoint.", mistake="M90",
+                 code="data_restarts")
+    ctx.close(got[0], runs["right"][0], ", the kernel after the resumed run", rtol=1e-4,
+              atol=1e-5)
+    ctx.close(got[1], runs["right"][1], ", the bias after the resumed run", rtol=1e-4,
+              atol=1e-5)
+    ctx.close(iterations, int(case["stop"]), ", the optimizer's step count after the restore")

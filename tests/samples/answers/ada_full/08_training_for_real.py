@@ -1,0 +1,2 @@
+# based on: solutions
+# ada_full answers every exercise with the solution (solutions/, marker lines removed).

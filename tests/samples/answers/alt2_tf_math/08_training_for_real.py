@@ -1,0 +1,27 @@
+# based on: solutions
+# alt2_tf_math: correct answers written with other TensorFlow calls (the loss divided by the
+# global batch after tf.reduce_mean of the share, times the share's own size read from its
+# shape; a Checkpoint built empty and given its entries by attribute); full marks expected.
+
+# %% make_distributed_step
+def make_distributed_step(strategy, model, optimizer, global_batch_size):
+    @tf.function
+    def step(dist_batch):
+        def replica_step(batch):
+            x, y = batch
+            share = tf.cast(tf.shape(x)[0], tf.float32)
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y)) * share / global_batch_size
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+        return strategy.reduce("SUM", strategy.run(replica_step, args=(dist_batch,)), axis=None)
+    return step
+
+# %% make_checkpoint
+def make_checkpoint(model, optimizer, iterator):
+    checkpoint = tf.train.Checkpoint()
+    checkpoint.net = model
+    checkpoint.optimizer = optimizer
+    checkpoint.data = iterator
+    return checkpoint

@@ -1,0 +1,1 @@
+# ben_blank hands in the release untouched: no answer cells.

@@ -1,0 +1,305 @@
+"""The checks of 08 (training for real) against right answers written three ways, the notebook's
+drafts, and answers that reach the right numbers on the notebook's own cells without the idea
+(a 2 written by hand for the number of replicas, the optimizer's step count restored without
+its momentum); the grading path (kernel half, plain data, judge with reveal=False); the
+grader's NumPy references; and the logical CPU split of utils.
+
+The distribution checks need two logical CPU devices, which TensorFlow makes only before its
+first operation. This module asks for them when it is the first to start TensorFlow (run alone);
+run after other modules have started it, its two-device tests run again in a fresh process
+(test_two_device_tests_in_a_fresh_process) and are skipped here.
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+_saved = os.environ.get("WORKBOOK_LOGICAL_CPUS")
+os.environ["WORKBOOK_LOGICAL_CPUS"] = "2"  # only while utils starts TensorFlow, if it does now
+import utils  # noqa: E402,F401
+from utils.notebook import logical_cpus, split_cpu  # noqa: E402
+
+if _saved is None:
+    del os.environ["WORKBOOK_LOGICAL_CPUS"]
+else:
+    os.environ["WORKBOOK_LOGICAL_CPUS"] = _saved
+
+import tensorflow as tf  # noqa: E402
+
+from autograder.checks import judge, plain  # noqa: E402
+from autograder.checks import scale as checks  # noqa: E402
+from autograder.checks.compare import CheckFailed  # noqa: E402
+from autograder.checks.judge.scale import case_data, replica_updates, resumed_runs  # noqa: E402
+from autograder.checks.kernel_entry import Entry  # noqa: E402
+from tests.expect import fails, flat  # noqa: E402
+
+TWO_CPUS = len(tf.config.list_logical_devices("CPU")) >= 2
+two_cpus = pytest.mark.skipif(not TWO_CPUS, reason="TensorFlow started with one CPU device in "
+                              "this process: test_two_device_tests_in_a_fresh_process runs these")
+
+HIDDEN_SPLITS = [{"seed": 7, "split": [5, 1], "lr": 0.2}, {"seed": 8, "split": [2, 2], "lr": 0.01},
+                 {"seed": 9, "split": [3], "lr": 0.3}]
+
+
+# ------------------------------------------------------------------ distributed step
+def distributed_step(strategy, model, optimizer, global_batch_size, *, loss="global"):
+    """The solution (loss="global") and the wrong ways of averaging the loss."""
+    @tf.function
+    def step(dist_batch):
+        def replica_step(batch):
+            x, y = batch
+            with tf.GradientTape() as tape:
+                if loss == "global":
+                    per_example = tf.reduce_sum(tf.square(model(x) - y), axis=1)
+                    value = tf.nn.compute_average_loss(per_example,
+                                                       global_batch_size=global_batch_size)
+                else:
+                    value = tf.reduce_mean(tf.square(model(x) - y))
+                    if loss == "halved":
+                        value = value / 2
+                    elif loss == "per_replicas":
+                        value = value / strategy.num_replicas_in_sync
+                    elif loss == "absolute":
+                        value = tf.reduce_mean(tf.abs(model(x) - y))
+            grads = tape.gradient(value, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return value
+        return strategy.reduce("SUM", strategy.run(replica_step, args=(dist_batch,)), axis=None)
+    return step
+
+
+def distributed_step_summed(strategy, model, optimizer, global_batch_size):
+    """Another right spelling: the share's squared errors summed, divided by the global batch."""
+    def replica_step(x, y):
+        with tf.GradientTape() as tape:
+            value = tf.reduce_sum(tf.square(model(x) - y)) / global_batch_size
+        variables = model.trainable_variables
+        optimizer.apply_gradients(zip(tape.gradient(value, variables), variables))
+        return value
+
+    @tf.function
+    def step(dist_batch):
+        losses = strategy.run(replica_step, args=dist_batch)
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+    return step
+
+
+def distributed_step_weighted(strategy, model, optimizer, global_batch_size):
+    """A third: the share's mean times its size over the global batch."""
+    @tf.function
+    def step(dist_batch):
+        def replica_step(batch):
+            x, y = batch
+            share = tf.cast(tf.shape(x)[0], tf.float32)
+            with tf.GradientTape() as tape:
+                value = tf.reduce_mean(tf.square(model(x) - y)) * share / global_batch_size
+            grads = tape.gradient(value, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return value
+        return strategy.reduce("SUM", strategy.run(replica_step, args=(dist_batch,)), axis=None)
+    return step
+
+
+@two_cpus
+@pytest.mark.parametrize("answer", [distributed_step, distributed_step_summed,
+                                    distributed_step_weighted],
+                         ids=["compute_average_loss", "summed", "weighted_mean"])
+def test_distributed_step_passes_right_answers(answer, capsys):
+    checks.check_make_distributed_step(answer)
+    checks.check_make_distributed_step(answer, cases=HIDDEN_SPLITS, hidden=True)
+    assert capsys.readouterr().out.count("passed") == 2
+
+
+@two_cpus
+@pytest.mark.parametrize("loss, says", [
+    ("mean", "the number of replicas times the global batch's (2)"),
+    ("halved", "times a constant factor (0.5)"),
+    ("per_replicas", "batches differ in size"),
+], ids=["draft_per_replica_mean", "halved_by_hand", "divided_by_replicas"])
+def test_distributed_step_names_a_loss_averaged_per_replica(loss, says):
+    fails(checks.check_make_distributed_step,
+          lambda *a: distributed_step(*a, loss=loss), "M88", says=says)
+
+
+@two_cpus
+def test_distributed_step_another_loss_is_a_wrong_value_not_m88():
+    message = fails(checks.check_make_distributed_step,
+                    lambda *a: distributed_step(*a, loss="absolute"), None, says="the kernel")
+    assert "M88" not in message
+
+
+@two_cpus
+def test_distributed_step_halved_by_hand_is_right_on_the_notebooks_case():
+    """The known-wrong answer reaches the right numbers with two equal shares: only the other
+    cases catch it."""
+    checks.check_make_distributed_step(lambda *a: distributed_step(*a, loss="halved"),
+                                       cases=[{"seed": 0, "split": [4, 4], "lr": 0.1}])
+
+
+@two_cpus
+def test_distributed_step_grading_path_names_m88_without_values():
+    with pytest.raises(CheckFailed) as info:
+        grade("check_make_distributed_step", (lambda *a: distributed_step(*a, loss="mean"),),
+              [{"seed": 5, "split": [3, 3], "lr": 0.1}])
+    assert info.value.mistake == "M88"
+    assert "(2)" not in flat(info.value) and "hidden case 1" in flat(info.value)
+
+
+def test_distributed_step_with_too_few_devices_says_so():
+    with pytest.raises(CheckFailed) as info:
+        checks.check_make_distributed_step(distributed_step,
+                                           cases=[{"seed": 0, "split": [1] * 9, "lr": 0.1}])
+    assert info.value.code == "no_devices"
+
+
+# ------------------------------------------------------------------ checkpoint
+HIDDEN_RUNS = [{"seed": 3, "steps": 5, "stop": 3, "batch": 2, "lr": 0.05, "decay": 0.8,
+                "momentum": 0.5},
+               {"seed": 4, "steps": 3, "stop": 1, "batch": 3, "lr": 0.2, "decay": 0.9,
+                "momentum": 0.95}]
+
+
+def checkpoint_named(model, optimizer, iterator):
+    return tf.train.Checkpoint(model=model, optimizer=optimizer, iterator=iterator)
+
+
+def checkpoint_of_variables(model, optimizer, iterator):
+    return tf.train.Checkpoint(weights=model.trainable_variables, opt=optimizer, batches=iterator)
+
+
+def checkpoint_by_attribute(model, optimizer, iterator):
+    checkpoint = tf.train.Checkpoint()
+    checkpoint.net, checkpoint.optimizer, checkpoint.data = model, optimizer, iterator
+    return checkpoint
+
+
+@pytest.mark.parametrize("answer", [checkpoint_named, checkpoint_of_variables,
+                                    checkpoint_by_attribute],
+                         ids=["keywords", "variables_list", "attributes"])
+def test_checkpoint_passes_right_answers(answer, capsys):
+    checks.check_make_checkpoint(answer)
+    checks.check_make_checkpoint(answer, cases=HIDDEN_RUNS, hidden=True)
+    assert capsys.readouterr().out.count("passed") == 2
+
+
+@pytest.mark.parametrize("answer, mistake, says", [
+    (lambda m, o, i: tf.train.Checkpoint(model=m), "M89", "step count is back to 0"),
+    (lambda m, o, i: tf.train.Checkpoint(model=m, iterator=i), "M89", "starts again"),
+    (lambda m, o, i: tf.train.Checkpoint(model=m, step=o.iterations, iterator=i), "M89",
+     "right step count but no momentum"),
+    (lambda m, o, i: tf.train.Checkpoint(model=m, optimizer=o), "M90", "first batches again"),
+    (lambda m, o, i: tf.train.Checkpoint(iterator=i), None, "the kernel"),
+    (lambda m, o, i: {"model": m}, None, "tf.train.Checkpoint"),
+], ids=["draft_model_only", "model_and_data", "iterations_by_hand", "no_iterator", "data_only",
+        "not_a_checkpoint"])
+def test_checkpoint_names_what_the_resume_lost(answer, mistake, says):
+    fails(checks.check_make_checkpoint, answer, mistake, says=says)
+
+
+def test_checkpoint_grading_path_names_m89_without_values():
+    with pytest.raises(CheckFailed) as info:
+        grade("check_make_checkpoint",
+              (lambda m, o, i: tf.train.Checkpoint(model=m, step=o.iterations, iterator=i),),
+              HIDDEN_RUNS[:1])
+    assert info.value.mistake == "M89" and info.value.code == "slots_lost"
+    assert not any(ch.isdigit() for ch in flat(info.value).replace("hidden case 1", "")
+                   .replace("M89", ""))
+
+
+# ------------------------------------------------------------------ predictions
+@pytest.mark.parametrize("check, right, wrong, mistake", [
+    (checks.check_predict_replica_factor, (2,), (1,), "M88"),
+    (checks.check_predict_replica_factor, (2.0,), (0.5,), "M88"),
+    (checks.check_predict_clipping, (True, False), (True, True), "M91"),
+    (checks.check_predict_clipping, (True, False), (False, False), None),
+    (checks.check_predict_export, (2, False), (2, True), "M92"),
+    (checks.check_predict_export, (2, False), (1, False), "M92"),
+    (checks.check_predict_underflow, (True, False), (False, False), "M93"),
+    (checks.check_predict_underflow, (True, False), (True, True), None),
+], ids=["factor_one", "factor_half", "per_tensor_keeps", "global_turns", "third_shape_works",
+        "one_function", "float16_keeps_it", "scaled_still_zero"])
+def test_predictions(check, right, wrong, mistake, capsys):
+    check(*right)
+    assert "1 case passed" in capsys.readouterr().out
+    with pytest.raises(CheckFailed) as info:
+        check(*wrong)
+    assert info.value.mistake == mistake and info.value.code == "wrong_prediction"
+
+
+def test_a_measured_prediction_is_m71():
+    fails(lambda v: checks.check_predict_replica_factor(v), tf.constant(2.0), "M71",
+          says="written in the prediction cell")
+    fails(lambda v: checks.check_predict_export(v, False), 2.0, "M71", says="whole number")
+
+
+# ------------------------------------------------------------------ the grader's references
+def test_replica_updates_follow_the_mathematics():
+    # Equal shares: the mean of the shares' means is the global mean; their sum is twice it.
+    ways = replica_updates({"seed": 0, "split": [4, 4], "lr": 0.1})
+    kernel, bias, _, _ = case_data(0, 8)
+    step = kernel - ways["global"][0]
+    np.testing.assert_allclose(kernel - ways["sum_of_means"][0], 2 * step, rtol=1e-6)
+    np.testing.assert_allclose(ways["mean_of_means"][0], ways["global"][0], rtol=1e-6)
+    # Unequal shares: the mean of the means is another update.
+    ways = replica_updates({"seed": 0, "split": [3, 1], "lr": 0.1})
+    assert not np.allclose(ways["mean_of_means"][0], ways["global"][0], rtol=1e-3)
+
+
+def test_resumed_runs_right_is_the_uninterrupted_run():
+    case = {"seed": 2, "steps": 4, "stop": 2, "batch": 3, "lr": 0.1, "decay": 0.5,
+            "momentum": 0.9}
+    kernel, bias, x, y = case_data(2, 12)
+    w = [kernel.astype(np.float64), bias.astype(np.float64)]
+    v = [np.zeros_like(w[0]), np.zeros_like(w[1])]
+    for t in range(4):
+        xb, yb = x[3 * t:3 * t + 3].astype(np.float64), y[3 * t:3 * t + 3].astype(np.float64)
+        error = xb @ w[0] + w[1] - yb
+        grads = [2 * xb.T @ error / 3, 2 * error.sum(axis=0) / 3]
+        v = [0.9 * vi - 0.1 * 0.5 ** t * g for vi, g in zip(v, grads)]
+        w = [wi + vi for wi, vi in zip(w, v)]
+    runs = resumed_runs(case)
+    np.testing.assert_allclose(runs["right"][0], w[0], rtol=1e-12)
+    for other in ("optimizer_restarts", "slots_lost", "data_restarts", "both_restart"):
+        assert not np.allclose(runs[other][0], w[0], rtol=1e-4), other
+
+
+# ------------------------------------------------------------------ the logical CPU split
+@pytest.mark.parametrize("text, count", [("2", 2), ("1", 1), ("0", 1), ("9", 1), ("two", 1),
+                                         ("", 1)])
+def test_logical_cpus_reads_the_environment(monkeypatch, text, count):
+    monkeypatch.setenv("WORKBOOK_LOGICAL_CPUS", text)
+    assert logical_cpus() == count
+
+
+def test_split_cpu_after_the_runtime_started_changes_nothing():
+    before = len(tf.config.list_logical_devices("CPU"))
+    assert split_cpu(3) is False
+    assert len(tf.config.list_logical_devices("CPU")) == before
+
+
+# ------------------------------------------------------------------ helpers
+def grade(check_name, args, cases):
+    """Grade like the grader: the kernel half through Entry.observe (hidden cases), the reply
+    through plain data, each case judged with reveal=False. Raises CheckFailed."""
+    entry = judge.load()[check_name]
+    reply = plain.loads(Entry.observe(check_name, lambda: args, plain.dumps(
+        {"cases": cases, "hidden": True, "options": {}})))
+    for index, (case, answer) in enumerate(zip(cases, reply["cases"])):
+        case = plain.roundtrip(case)
+        judge.judge_observation(entry, case, plain.roundtrip(answer),
+                                entry.context(index, case, True, reveal=False), {})
+
+
+@pytest.mark.skipif(TWO_CPUS, reason="this process has two logical CPUs: the tests ran here")
+def test_two_device_tests_in_a_fresh_process():
+    """Where another module started TensorFlow first, the two-device tests run in a process of
+    their own, in which this module is the first to start it."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         f"{Path(__file__).resolve()}", "-k", "distributed_step"],
+        cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert " skipped" not in result.stdout.splitlines()[-1], result.stdout[-3000:]
