@@ -434,6 +434,12 @@ checks.collect_square_grad = lambda *args, **kwargs: {"result": 0.0}
 for name in [k for k in dir(builtins) if k.startswith("_grader") and not k.endswith("_door")]:
     vars(builtins)[name].clear()
 """,
+        # Deleted before one check, put back as another object after it: a key removed is a change.
+        "deleted_then_put_back": """
+del checks.fail
+# %% next answer cell
+checks.fail = lambda *args, **kwargs: None
+""",
         "record_not_plain": """
 class Same(str):
     def __eq__(self, other):
@@ -488,7 +494,10 @@ def graded(tmp_path_factory, sample_class):
         first = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution"))
         # The first answer cell is 01's prediction: each probe also predicts right (what the
         # draft returns for 3.0 and for the integer 2), so its test cell grades square_grad.
+        code, _, second = code.partition("# %% next answer cell\n")  # a route in two cells
         first.source = "predicted_float, predicted_int = 6.0, None\n" + code.strip()
+        if second:
+            [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")][1].source = second
         notebooks[student] = nb
     notebooks["bad\udcffname"] = full  # a folder name that is not UTF-8
     for student, nb in notebooks.items():
@@ -598,6 +607,7 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     ("record_cleared", 0, "the integrity check's record in the kernel was changed between two checks"),
     ("record_replaced", 0, "the integrity check's record in the kernel was changed between two checks"),
     ("record_not_plain", 0, "the interpreter's state holds values of the notebook's own types"),
+    ("deleted_then_put_back", None, "an attribute of a check module or of a module it uses was changed while cell"),
     ("collector_swapped_quietly", None, "autograder.checks.tapes.collect_square_grad is not the course's code"),
     ("collector_swapped_quietly", None, "the integrity check's record in the kernel was changed between two checks"),
 ])

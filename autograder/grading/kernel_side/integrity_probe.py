@@ -133,25 +133,21 @@ def _state():
 
 
 def _changed(now, before):
-    """What differs between two states; for dicts, only keys present in both (a module imported
-    later, or a name defined later, is not a change)."""
+    """What differs between two states; for dicts, a key added is not a change (a module imported
+    later, a name defined later), a key removed is (an attribute deleted, then put back as another
+    object after a check, would otherwise look new)."""
     found = []
     for what, value in now.items():
-        old = before.get(what)
-        same = _same(value, old)
-        # A course name rebound to something else leaves the table: that is a change too.
-        if isinstance(value, dict) and isinstance(old, dict) and \
-                what == "a name the notebook imported from the course" and old.keys() - value.keys():
-            same = False
-        if not same:
+        if not _same(value, before.get(what)):
             found.append(what)
     return found
 
 
 def _same(now, before) -> bool:
-    """Equal, but for dicts only at the keys both hold (nested dicts alike)."""
+    """Equal; for dicts, at every key of ``before``, each still held by ``now`` (keys added are
+    not compared; nested dicts alike)."""
     if isinstance(now, dict) and isinstance(before, dict):
-        return all(_same(now[k], before[k]) for k in now.keys() & before.keys())
+        return before.keys() <= now.keys() and all(_same(now[k], before[k]) for k in before)
     return now == before
 
 
