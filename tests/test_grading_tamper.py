@@ -440,6 +440,11 @@ del checks.fail
 # %% next answer cell
 checks.fail = lambda *args, **kwargs: None
 """,
+        # Every value the checks read goes through an eager tensor's numpy().
+        "tensor_numpy": """
+real = type(tf.constant(0.0)).numpy
+type(tf.constant(0.0)).numpy = lambda self: real(self)
+""",
         "record_not_plain": """
 class Same(str):
     def __eq__(self, other):
@@ -607,6 +612,7 @@ def test_probe_that_the_sandbox_stops_earns_nothing(graded, student):
     ("record_cleared", 0, "the integrity check's record in the kernel was changed between two checks"),
     ("record_replaced", 0, "the integrity check's record in the kernel was changed between two checks"),
     ("record_not_plain", 0, "the interpreter's state holds values of the notebook's own types"),
+    ("tensor_numpy", 0, "a method of tf.GradientTape or of another class the checks observe was changed"),
     ("deleted_then_put_back", None, "an attribute of a check module or of a module it uses was changed while cell"),
     ("collector_swapped_quietly", None, "autograder.checks.tapes.collect_square_grad is not the course's code"),
     ("collector_swapped_quietly", None, "the integrity check's record in the kernel was changed between two checks"),

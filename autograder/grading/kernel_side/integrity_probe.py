@@ -63,17 +63,23 @@ def _course_modules():
 
 def _observed_classes():
     """The TensorFlow classes whose methods the checks' evidence rests on (a replaced
-    ``GradientTape.gradient`` would forge which values a tape produced)."""
+    ``GradientTape.gradient`` would forge which values a tape produced; a replaced
+    ``EagerTensor.numpy`` every value the checks read)."""
     tf = sys.modules.get("tensorflow")
     if tf is None:
         return []
     names = ("GradientTape", "autodiff.ForwardAccumulator", "Variable", "Module",
-             "keras.optimizers.Optimizer", "data.Dataset", "TensorArray")
-    found = []
+             "keras.optimizers.Optimizer", "data.Dataset", "TensorArray", "Tensor")
+    classes = []
     for name in names:
         value = tf
         for part in name.split("."):
             value = getattr(value, part, None)
+        classes.append(value)
+    # An eager tensor's own class (tf.Tensor is only one of its bases).
+    classes.append(getattr(sys.modules.get("tensorflow.python.framework.ops"), "EagerTensor", None))
+    found = []
+    for value in classes:
         if isinstance(value, type):
             found.extend(c for c in value.__mro__ if c is not object and c not in found)
     return found
