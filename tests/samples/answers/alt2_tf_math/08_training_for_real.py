@@ -1,7 +1,11 @@
 # based on: solutions
 # alt2_tf_math: correct answers written with other TensorFlow calls (the loss divided by the
 # global batch after tf.reduce_mean of the share, times the share's own size read from its
-# shape; a Checkpoint built empty and given its entries by attribute); full marks expected.
+# shape; a Checkpoint built empty and given its entries by attribute; the predictions written
+# as a float, tuples and a list); full marks expected.
+
+# %% predict_replica_factor
+predicted_factor = 2e0
 
 # %% make_distributed_step
 def make_distributed_step(strategy, model, optimizer, global_batch_size):
@@ -25,3 +29,12 @@ def make_checkpoint(model, optimizer, iterator):
     checkpoint.optimizer = optimizer
     checkpoint.data = iterator
     return checkpoint
+
+# %% predict_export
+(predicted_kept, predicted_third_shape_works) = (2, False)
+
+# %% predict_clipping
+predicted_global_keeps, predicted_per_tensor_keeps = [True, False]
+
+# %% predict_underflow
+predicted_zero_unscaled, predicted_zero_scaled = (True, False)
