@@ -1,8 +1,9 @@
 """The checks of 08 (training for real) against right answers written three ways, the notebook's
 drafts, and answers that reach the right numbers on the notebook's own cells without the idea
 (a 2 written by hand for the number of replicas, the optimizer's step count restored without
-its momentum); the grading path (kernel half, plain data, judge with reveal=False); the
-grader's NumPy references; and the logical CPU split of utils.
+its momentum, every gradient scaled to the clip norm); the grading path (kernel half, plain
+data, judge with reveal=False); the grader's NumPy references; and the logical CPU split of
+utils.
 
 The distribution checks need two logical CPU devices, which TensorFlow makes only before its
 first operation. This module asks for them when it is the first to start TensorFlow (run alone);
@@ -32,7 +33,8 @@ import tensorflow as tf  # noqa: E402
 from autograder.checks import judge, plain  # noqa: E402
 from autograder.checks import scale as checks  # noqa: E402
 from autograder.checks.compare import CheckFailed  # noqa: E402
-from autograder.checks.judge.scale import case_data, replica_updates, resumed_runs  # noqa: E402
+from autograder.checks.judge.scale import (case_data, clipped_updates, replica_updates,  # noqa: E402
+                                           resumed_runs)
 from autograder.checks.kernel_entry import Entry  # noqa: E402
 from tests.expect import fails, flat  # noqa: E402
 
@@ -207,6 +209,127 @@ def test_checkpoint_grading_path_names_m89_without_values():
     assert info.value.mistake == "M89" and info.value.code == "slots_lost"
     assert not any(ch.isdigit() for ch in flat(info.value).replace("hidden case 1", "")
                    .replace("M89", ""))
+
+
+# ------------------------------------------------------------------ clipped step
+HIDDEN_CLIPS = [{"seed": 4, "rows": 6, "scale": 20.0, "clip": 2.0, "lr": 0.05},
+                {"seed": 5, "rows": 10, "scale": 0.5, "clip": 10.0, "lr": 0.1},
+                {"seed": 6, "rows": 4, "scale": 100.0, "clip": 0.5, "lr": 0.2}]
+
+
+def clipped_step(model, optimizer, clip_norm, *, clip="global", log="before"):
+    """The solution (clip="global", log="before") and the wrong ways to clip and to log."""
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        norm = tf.linalg.global_norm(grads)
+        if clip == "global":
+            grads, _ = tf.clip_by_global_norm(grads, clip_norm)
+        elif clip == "per_tensor":
+            grads = [tf.clip_by_norm(g, clip_norm) for g in grads]
+        elif clip == "normalized":
+            grads = [g * clip_norm / norm for g in grads]
+        elif clip == "by_value":
+            grads = [tf.clip_by_value(g, -clip_norm, clip_norm) for g in grads]
+        elif clip == "constant":  # the factor of the notebook's first case, written by hand
+            grads = [g * 0.03 for g in grads]
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss, (tf.linalg.global_norm(grads) if log == "after" else norm)
+    return step
+
+
+def clipped_by_the_optimizer(model, optimizer, clip_norm):
+    """Keras clips with global_clipnorm; the norm logged is the tape's, before clipping."""
+    optimizer.global_clipnorm = clip_norm
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss, tf.linalg.global_norm(grads)
+    return step
+
+
+def clipped_as_one_vector(model, optimizer, clip_norm):
+    def step(x, y):
+        variables = model.trainable_variables
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        flat = tf.concat([tf.reshape(g, [-1]) for g in tape.gradient(loss, variables)], 0)
+        parts = tf.split(tf.clip_by_norm(flat, clip_norm), [tf.size(v) for v in variables])
+        optimizer.apply_gradients((tf.reshape(p, v.shape), v) for p, v in zip(parts, variables))
+        return loss, tf.norm(flat)
+    return tf.function(step)
+
+
+@pytest.mark.parametrize("answer", [clipped_step, clipped_by_the_optimizer,
+                                    clipped_as_one_vector],
+                         ids=["clip_by_global_norm", "global_clipnorm", "one_vector"])
+def test_clipped_step_passes_right_answers(answer, capsys):
+    checks.check_make_clipped_step(answer)
+    checks.check_make_clipped_step(answer, cases=HIDDEN_CLIPS, hidden=True)
+    assert capsys.readouterr().out.count("passed") == 2
+
+
+@pytest.mark.parametrize("clip, log, mistake, says", [
+    ("per_tensor", "after", "M91", "clipped by its own norm"),
+    ("per_tensor", "before", "M91", "update turns"),
+    ("global", "after", "M94", "cannot show the exploding batch"),
+    ("normalized", "before", "M95", "although their norm is below it (4.61 < 100)"),
+    ("none", "before", None, "not clipped"),
+    ("by_value", "before", None, "value by value"),
+    ("constant", "before", None, "the kernel after the step"),
+], ids=["draft", "per_tensor_logged_right", "logged_after_clipping", "normalized_always",
+        "unclipped", "by_value", "factor_by_hand"])
+def test_clipped_step_names_the_wrong_clip_or_log(clip, log, mistake, says):
+    fails(checks.check_make_clipped_step,
+          lambda *a: clipped_step(*a, clip=clip, log=log), mistake, says=says)
+
+
+def test_clipped_step_normalized_is_right_on_an_exploding_batch():
+    """The known-wrong answer reaches the right numbers where the gradient is above the bound
+    (the notebook's corrupt batch): only the case below the bound catches it."""
+    checks.check_make_clipped_step(lambda *a: clipped_step(*a, clip="normalized"),
+                                   cases=[judge.by_name("make_clipped_step").cases[0]])
+
+
+def test_clipped_step_returning_the_loss_alone_says_what_to_return():
+    def loss_only(model, optimizer, clip_norm):
+        step = clipped_step(model, optimizer, clip_norm)
+        return lambda x, y: step(x, y)[0]
+    fails(checks.check_make_clipped_step, loss_only, None, says="the loss and the gradients' norm")
+
+
+def test_clipped_step_grading_path_names_m95_without_values():
+    with pytest.raises(CheckFailed) as info:
+        grade("check_make_clipped_step", (lambda *a: clipped_step(*a, clip="normalized"),),
+              HIDDEN_CLIPS[1:2])
+    assert info.value.mistake == "M95" and info.value.code == "normalized"
+    assert "<" not in flat(info.value) and "hidden case 1" in flat(info.value)
+
+
+def test_clipped_updates_follow_tensorflows_formula():
+    case = {"seed": 0, "rows": 8, "scale": 50.0, "clip": 1.0, "lr": 0.1}
+    ways = clipped_updates(case)
+    kernel, bias, x, y = case_data(0, 8)
+    variables = [tf.Variable(kernel, dtype=tf.float64), tf.Variable(bias, dtype=tf.float64)]
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(tf.constant(x, tf.float64) @ variables[0] + variables[1]
+                                        - tf.constant(y, tf.float64) * 50.0))
+    grads = tape.gradient(loss, variables)
+    clipped, norm = tf.clip_by_global_norm(grads, 1.0)
+    assert ways["norm"] == pytest.approx(float(norm), rel=1e-9) and ways["norm"] > 1.0
+    np.testing.assert_allclose(ways["right"][0], kernel - 0.1 * clipped[0].numpy(), rtol=1e-9)
+    per_tensor = [tf.clip_by_norm(g, 1.0) for g in grads]
+    np.testing.assert_allclose(ways["per_tensor"][1], bias - 0.1 * per_tensor[1].numpy(), rtol=1e-9)
+    for other in ("per_tensor", "unclipped", "by_value"):
+        assert not np.allclose(ways[other][0], ways["right"][0], rtol=1e-3), other
+    np.testing.assert_allclose(ways["normalized"][0], ways["right"][0], rtol=1e-9)
+    assert ways["clipped_norms"][0] == pytest.approx(1.0)
 
 
 # ------------------------------------------------------------------ predictions

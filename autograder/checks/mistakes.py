@@ -383,6 +383,18 @@ CATALOGUE = {
             "those weights stop learning, without an error",
             "scale the loss up before the gradient and the gradients back down before the "
             "update (read Keras 3's LossScaleOptimizer and its scale_loss)"),
+    "M94": ("the gradient norm logged after clipping",
+            "the norm of clipped gradients is never above the clip norm, so a training log of it "
+            "stays flat through the batch that made the loss explode: the log hides what it was "
+            "kept to show",
+            "log the norm before clipping (tf.clip_by_global_norm returns it beside the clipped "
+            "gradients)"),
+    "M95": ("every gradient scaled to the clip norm",
+            "dividing the gradients by their norm and multiplying by the clip norm makes every "
+            "step that long, so a small gradient is blown up to the bound: clipping is a bound, "
+            "not a normalization",
+            "scale by min(1, clip_norm / norm), which leaves gradients below the bound as they "
+            "are (read tf.clip_by_global_norm)"),
 }
 
 #: M id -> short name, as messages show it.

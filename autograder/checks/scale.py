@@ -1,6 +1,7 @@
 """Checks of assignment 08, training for real: a custom loop under ``tf.distribute``
 (MirroredStrategy over the CPU split in logical devices), checkpoints that resume a run exactly,
-and predictions on gradient clipping and SavedModel export.
+a step that clips its gradients by their global norm and logs the norm, and predictions on
+gradient clipping, SavedModel export and float16 underflow.
 
 Every check is in two halves (:mod:`autograder.checks.judge`): the kernel half here calls the
 student's code on the checks' own small linear model (weights and data from the case's seed,
@@ -24,7 +25,7 @@ from .judge.scale import case_data
 
 __all__ = ["check_predict_replica_factor", "check_make_distributed_step",
            "check_make_checkpoint", "check_predict_clipping", "check_predict_export",
-           "check_predict_underflow",
+           "check_predict_underflow", "check_make_clipped_step",
            "show_prediction", "linear_model", "cpu_strategy", "split_batch"]
 
 check_predict_replica_factor = exercise_check("check_predict_replica_factor", collect_prediction)
@@ -155,3 +156,32 @@ def collect_make_checkpoint(make_fn, case, ctx):
 
 
 check_make_checkpoint = exercise_check("check_make_checkpoint", collect_make_checkpoint)
+
+
+def collect_make_clipped_step(make_fn, case, ctx):
+    """Kernel half of ``check_make_clipped_step``: builds the checks' model and SGD (the
+    case's ``lr``), calls ``make_fn(model, optimizer, clip)`` and its step once on the case's
+    batch (``rows`` rows of :func:`~autograder.checks.judge.scale.case_data`, the targets times
+    ``scale``).
+
+    Returns:
+        ``{"weights": [kernel, bias] after the step, "loss": the loss it returned, "norm": the
+        gradient norm it returned}``.
+    """
+    __tracebackhide__ = True
+    kernel, bias, x, y = case_data(int(case["seed"]), int(case["rows"]))
+    y = y * np.float32(case["scale"])
+    model = linear_model(kernel, bias)
+    optimizer = tf.keras.optimizers.SGD(float(case["lr"]))
+    step = call(make_fn, model, optimizer, float(case["clip"]), what=ctx.what)
+    returned = call(step, tf.constant(x), tf.constant(y), what=ctx.what)
+    try:
+        loss, norm = (float(np.asarray(value)) for value in returned)
+    except (TypeError, ValueError):
+        fail(f"{ctx.what}: the step should return two float32 scalars, the loss and the "
+             f"gradients' norm.", fix="return (loss, norm): read what tf.clip_by_global_norm "
+                                      "returns.", code="type")
+    return {"weights": _plain_weights(model), "loss": loss, "norm": norm}
+
+
+check_make_clipped_step = exercise_check("check_make_clipped_step", collect_make_clipped_step)

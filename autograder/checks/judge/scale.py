@@ -1,5 +1,5 @@
 """Grader halves of the checks of 08 (training for real: distribution, checkpoints, export,
-gradient clipping), NumPy only; see :mod:`autograder.checks.judge`.
+gradient clipping, mixed precision), NumPy only; see :mod:`autograder.checks.judge`.
 
 The kernel half (``autograder/checks/scale.py``) trains the checks' own small linear model (3
 features, one output, weights and data from the case's seed, :func:`case_data`) with the
@@ -20,6 +20,11 @@ make_checkpoint      M89 when the resumed run's optimizer starts again (its lear
                      schedule from step 0, its momentum from 0) or keeps its step count without
                      its momentum (the iterations restored by hand); M90 when the data starts
                      again from the first batch
+make_clipped_step    M91 when each gradient is clipped by its own norm (the draft); M95 when
+                     every gradient is scaled to the clip norm, even one below it (right on an
+                     exploding batch only); a plain failure when the update is not clipped or is
+                     clipped value by value; M94 when the norm it returns is that of the clipped
+                     gradients (the draft: the log never shows the explosion)
 ===================  ==========================================================================
 
 Messages show values only when ``ctx.reveal`` (a student's visible check).
@@ -326,3 +331,83 @@ def make_checkpoint(case, obs, ctx):
     ctx.close(got[1], runs["right"][1], ", the bias after the resumed run", rtol=1e-4,
               atol=1e-5)
     ctx.close(iterations, int(case["stop"]), ", the optimizer's step count after the restore")
+
+
+# --------------------------------------------------------------------------- clipping
+
+def clipped_updates(case) -> dict:
+    """The weights after one SGD step (rate ``lr``) on the case's batch (``rows`` rows, the
+    targets times ``scale``: a large scale is the exploding batch), for each way of clipping the
+    gradients to ``clip``: ``right`` (tf.clip_by_global_norm: every gradient times
+    ``clip / max(norm, clip)``, ``norm`` the joint norm of all of them, TensorFlow's formula),
+    ``per_tensor`` (tf.clip_by_norm on each), ``normalized`` (every gradient times
+    ``clip / norm``, even below the bound), ``unclipped``, ``by_value`` (tf.clip_by_value to
+    ``[-clip, clip]``); and ``norm`` (the joint norm before clipping), ``clipped_norms`` (the
+    joint norms after clipping globally and per tensor: what a log after the clip shows) and
+    ``loss`` (the batch's mean squared error before the step)."""
+    lr, clip = float(case["lr"]), float(case["clip"])
+    kernel, bias, x, y = case_data(int(case["seed"]), int(case["rows"]))
+    kernel, bias = kernel.astype(np.float64), bias.astype(np.float64)
+    y = y.astype(np.float64) * float(case["scale"])
+    grads = _gradient(kernel, bias, x, y)
+    norm = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    ways = {"right": [g * clip / max(norm, clip) for g in grads],
+            "per_tensor": [g * clip / max(float(np.linalg.norm(g)), clip) for g in grads],
+            "normalized": [g * clip / norm for g in grads],
+            "unclipped": list(grads),
+            "by_value": [np.clip(g, -clip, clip) for g in grads]}
+    result = {name: (kernel - lr * g[0], bias - lr * g[1]) for name, g in ways.items()}
+    result["norm"] = norm
+    result["clipped_norms"] = [float(np.sqrt(sum(np.sum(g ** 2) for g in ways[name])))
+                               for name in ("right", "per_tensor")]
+    result["loss"] = _mean_loss(kernel, bias, x, y)
+    return result
+
+
+CLIPPING_IDEA = ("the gradients are clipped together by their global norm "
+                 "(tf.clip_by_global_norm): one factor, min(1, clip / norm), for every tensor, "
+                 "so the update keeps its direction and is left as it is below the bound; and "
+                 "the norm a training log records is the one before clipping, which shows an "
+                 "exploding batch")
+
+CLIP_LABEL = lambda case: (f"a batch with targets times {case['scale']:g}, "  # noqa: E731
+                           f"clipped to {case['clip']:g}")
+
+
+@exercise("make_clipped_step", module=MODULE,
+          cases=[{"seed": 0, "rows": 8, "scale": 50.0, "clip": 1.0, "lr": 0.1},
+                 {"seed": 1, "rows": 8, "scale": 1.0, "clip": 100.0, "lr": 0.1}],
+          label=CLIP_LABEL, idea=CLIPPING_IDEA)
+def make_clipped_step(case, obs, ctx):
+    """``obs``: ``weights`` = [kernel, bias] after one step, ``loss`` and ``norm`` = what the
+    step returned. Reference: :func:`clipped_updates`."""
+    got = _weights(obs)
+    ways = clipped_updates(case)
+    if not _same_weights(got, ways["right"]):
+        if _same_weights(got, ways["per_tensor"]):
+            ctx.fail(f"{ctx.what}: each gradient is clipped by its own norm, so the kernel's and "
+                     f"the bias's gradients are scaled by different factors and the update "
+                     f"turns.", mistake="M91", code="per_tensor")
+        if _same_weights(got, ways["normalized"]):
+            below = f" ({ways['norm']:.3g} < {float(case['clip']):g})"
+            ctx.fail(f"{ctx.what}: the gradients are scaled to the clip norm although their "
+                     f"norm is below it{_shown(ctx, below)}: clipping only bounds a step, it "
+                     f"leaves a small one as it is.", mistake="M95", code="normalized")
+        if _same_weights(got, ways["unclipped"]):
+            ctx.fail(f"{ctx.what}: the update is the unclipped gradient's: the gradients were "
+                     f"not clipped before the optimizer applied them.", code="unclipped")
+        if _same_weights(got, ways["by_value"]):
+            ctx.fail(f"{ctx.what}: the gradients are clipped value by value, which turns the "
+                     f"update as per-tensor clipping does.", code="by_value")
+        ctx.close(got[0], ways["right"][0], ", the kernel after the step", rtol=1e-4, atol=1e-5)
+        ctx.close(got[1], ways["right"][1], ", the bias after the step", rtol=1e-4, atol=1e-5)
+    ctx.close(obs["loss"], ways["loss"], ", the loss it returns (the batch's mean before the "
+              "step)", rtol=1e-4, atol=1e-5)
+    norm = obs["norm"]
+    if ways["norm"] > float(case["clip"]) and any(
+            matches(norm, clipped, rtol=1e-4, atol=1e-5) for clipped in ways["clipped_norms"]):
+        ctx.fail(f"{ctx.what}: the norm it returns is that of the clipped gradients, never "
+                 f"above the clip norm: a log of it cannot show the exploding batch.",
+                 mistake="M94", code="norm_after_clip")
+    ctx.close(norm, ways["norm"], ", the gradient norm it returns (before clipping)",
+              rtol=1e-4, atol=1e-5)

@@ -2,8 +2,8 @@
 # alt1_variables: correct answers written differently from the solution (predictions on lines
 # of their own, the per-example losses summed and divided by the global batch by hand, the
 # replicas' losses reduced with strategy.reduce on a per-replica sum, a checkpoint whose
-# entries have other names and hold the model's variables and the optimizer); full marks
-# expected.
+# entries have other names and hold the model's variables and the optimizer, a clip factor
+# min(1, clip / norm) written out); full marks expected.
 
 # %% predict_replica_factor
 predicted_factor = 2.0
@@ -37,6 +37,19 @@ predicted_third_shape_works = False
 # %% predict_clipping
 predicted_global_keeps = True
 predicted_per_tensor_keeps = False
+
+# %% make_clipped_step
+def make_clipped_step(model, optimizer, clip_norm):
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        norm = tf.linalg.global_norm(grads)
+        factor = tf.minimum(1.0, clip_norm / norm)
+        optimizer.apply_gradients([(g * factor, v) for g, v in zip(grads, model.trainable_variables)])
+        return loss, norm
+    return step
 
 # %% predict_underflow
 predicted_zero_unscaled = True

@@ -1,8 +1,9 @@
 # based on: solutions
 # alt2_tf_math: correct answers written with other TensorFlow calls (the loss divided by the
 # global batch after tf.reduce_mean of the share, times the share's own size read from its
-# shape; a Checkpoint built empty and given its entries by attribute; the predictions written
-# as a float, tuples and a list); full marks expected.
+# shape; a Checkpoint built empty and given its entries by attribute; the gradients clipped
+# as one flat vector by tf.clip_by_norm and split back; the predictions written as a float,
+# tuples and a list); full marks expected.
 
 # %% predict_replica_factor
 predicted_factor = 2e0
@@ -35,6 +36,20 @@ def make_checkpoint(model, optimizer, iterator):
 
 # %% predict_clipping
 predicted_global_keeps, predicted_per_tensor_keeps = [True, False]
+
+# %% make_clipped_step
+def make_clipped_step(model, optimizer, clip_norm):
+    def step(x, y):
+        variables = model.trainable_variables
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, variables)
+        flat = tf.concat([tf.reshape(g, [-1]) for g in grads], axis=0)
+        clipped = tf.split(tf.clip_by_norm(flat, clip_norm), [tf.size(v) for v in variables])
+        optimizer.apply_gradients(
+            (tf.reshape(c, v.shape), v) for c, v in zip(clipped, variables))
+        return loss, tf.norm(flat)
+    return tf.function(step)
 
 # %% predict_underflow
 predicted_zero_unscaled, predicted_zero_scaled = (True, False)

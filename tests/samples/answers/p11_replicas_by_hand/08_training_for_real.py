@@ -3,8 +3,9 @@
 # ada_full's. Right numbers on this notebook's cells without the ideas: each replica's own mean
 # divided by a 2 written by hand (right for two replicas with equal shares only), and a
 # checkpoint of the model, the data and the optimizer's step count alone (the schedule's rate
-# comes back, the momentum does not); per-tensor clipping predicted to keep the direction, and a
-# float16 gradient of 1e-9 predicted to survive without loss scaling.
+# comes back, the momentum does not), a step that scales every gradient to the clip norm (right
+# on an exploding batch, not on a small one); per-tensor clipping predicted to keep the
+# direction, and a float16 gradient of 1e-9 predicted to survive without loss scaling.
 
 # %% make_distributed_step
 def make_distributed_step(strategy, model, optimizer, global_batch_size):
@@ -26,6 +27,19 @@ def make_checkpoint(model, optimizer, iterator):
 
 # %% predict_clipping
 predicted_global_keeps, predicted_per_tensor_keeps = True, True
+
+# %% make_clipped_step
+def make_clipped_step(model, optimizer, clip_norm):
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        norm = tf.linalg.global_norm(grads)
+        grads = [g * clip_norm / norm for g in grads]  # "clipped" to clip_norm
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss, norm
+    return step
 
 # %% predict_underflow
 predicted_zero_unscaled, predicted_zero_scaled = False, False
