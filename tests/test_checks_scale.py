@@ -342,8 +342,12 @@ def test_clipped_updates_follow_tensorflows_formula():
     (checks.check_predict_export, (2, False), (1, False), "M92"),
     (checks.check_predict_underflow, (True, False), (False, False), "M93"),
     (checks.check_predict_underflow, (True, False), (True, True), None),
+    (checks.check_predict_draft_log, (7.071,), (5.0,), "M91"),
+    (checks.check_predict_draft_log, (5 * 2 ** 0.5,), (829.3,), "M94"),
+    (checks.check_predict_draft_log, (7.07,), (10.0,), None),
 ], ids=["factor_one", "factor_half", "per_tensor_keeps", "global_turns", "third_shape_works",
-        "one_function", "float16_keeps_it", "scaled_still_zero"])
+        "one_function", "float16_keeps_it", "scaled_still_zero", "log_at_most_the_clip",
+        "log_the_batch_norm", "log_twice_the_clip"])
 def test_predictions(check, right, wrong, mistake, capsys):
     check(*right)
     assert "1 case passed" in capsys.readouterr().out
@@ -356,6 +360,7 @@ def test_a_measured_prediction_is_m71():
     fails(lambda v: checks.check_predict_replica_factor(v), tf.constant(2.0), "M71",
           says="written in the prediction cell")
     fails(lambda v: checks.check_predict_export(v, False), 2.0, "M71", says="whole number")
+    fails(lambda v: checks.check_predict_draft_log(v), "7.071", "M71", says="a number")
 
 
 # ------------------------------------------------------------------ the grader's references

@@ -25,13 +25,14 @@ from .judge.scale import case_data
 
 __all__ = ["check_predict_replica_factor", "check_make_distributed_step",
            "check_make_checkpoint", "check_predict_clipping", "check_predict_export",
-           "check_predict_underflow", "check_make_clipped_step",
+           "check_predict_underflow", "check_make_clipped_step", "check_predict_draft_log",
            "show_prediction", "linear_model", "cpu_strategy", "split_batch"]
 
 check_predict_replica_factor = exercise_check("check_predict_replica_factor", collect_prediction)
 check_predict_clipping = exercise_check("check_predict_clipping", collect_prediction)
 check_predict_export = exercise_check("check_predict_export", collect_prediction)
 check_predict_underflow = exercise_check("check_predict_underflow", collect_prediction)
+check_predict_draft_log = exercise_check("check_predict_draft_log", collect_prediction)
 
 
 def linear_model(kernel, bias) -> tf.keras.Model:
@@ -179,8 +180,8 @@ def collect_make_clipped_step(make_fn, case, ctx):
         loss, norm = (float(np.asarray(value)) for value in returned)
     except (TypeError, ValueError):
         fail(f"{ctx.what}: the step should return two float32 scalars, the loss and the "
-             f"gradients' norm.", fix="return (loss, norm): read what tf.clip_by_global_norm "
-                                      "returns.", code="type")
+             f"gradients' norm.", fix="return the pair (loss, norm) from the step.",
+             code="type")
     return {"weights": _plain_weights(model), "loss": loss, "norm": norm}
 
 

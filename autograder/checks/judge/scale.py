@@ -139,6 +139,32 @@ def predict_clipping(case, obs, ctx):
                "One factor, the same for every tensor, scales the whole update.")
 
 
+@exercise("predict_draft_log", module=MODULE, cases=[None], label=PREDICTION_LABEL,
+          idea="tf.clip_by_norm bounds each tensor's norm by the clip norm on its own, so the "
+               "joint norm of two clipped tensors can reach clip_norm x sqrt(2) (7.071 for 5) "
+               "and never more: a log of the clipped gradients cannot show a batch whose "
+               "gradient is 100 times larger.")
+def predict_draft_log(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_largest_logged]. Reference: 5 x sqrt(2) = 7.0711 (two
+    tensors, each clipped to norm 5); within 0.01, so 7.07 is right."""
+    [largest] = values(obs, "values", 1)
+    _predicted(ctx, largest, "predicted_largest_logged", "number")
+    want = 5.0 * 2.0 ** 0.5
+    if abs(float(largest) - want) <= 0.01:
+        return
+    if abs(float(largest) - 5.0) <= 1e-6:
+        _wrong(ctx, "predicted_largest_logged", largest, round(want, 4),
+               "Each tensor is clipped to 5 on its own; the joint norm of two such tensors is "
+               "larger than either.", mistake="M91")
+    if float(largest) > 10.0:
+        _wrong(ctx, "predicted_largest_logged", largest, round(want, 4),
+               "The log holds the norm of the clipped gradients, not of the batch's.",
+               mistake="M94")
+    _wrong(ctx, "predicted_largest_logged", largest, round(want, 4),
+           "Two tensors, each of norm at most 5: their joint norm is at most the length of the "
+           "vector (5, 5).")
+
+
 @exercise("predict_export", module=MODULE, cases=[None], label=PREDICTION_LABEL,
           idea="a SavedModel keeps the concrete functions traced before saving, not the Python "
                "code: a tf.function called on two shapes keeps 2, and after loading a third "
@@ -222,8 +248,8 @@ def make_distributed_step(case, obs, ctx):
     replicas = len(case["split"])
     if not _same_weights(got, ways["global"]):
         if _same_weights(got, ways["sum_of_means"]):
-            ctx.fail(f"{ctx.what}: the update is the number of replicas times the global batch's "
-                     f"{_shown(ctx, f'({replicas}) ')}: each "
+            ctx.fail(f"{ctx.what}: the update is the number of replicas times the global batch's"
+                     f"{_shown(ctx, f' ({replicas})')}: each "
                      f"replica's loss is the mean over its own examples, and MirroredStrategy "
                      f"adds the replicas' gradients.", mistake="M88", code="sum_of_means")
         if _same_weights(got, ways["mean_of_means"]):
@@ -233,8 +259,9 @@ def make_distributed_step(case, obs, ctx):
         ratio = _ratio(got, ways["global"], case)
         if ratio is not None:
             ctx.fail(f"{ctx.what}: the update is the global batch's times a constant "
-                     f"factor{_shown(ctx, f' ({ratio:.3g})')}: a count of replicas written "
-                     f"into the loss by hand does not follow the strategy.",
+                     f"factor{_shown(ctx, f' ({ratio:.3g})')}: a number written into the loss "
+                     f"by hand (a count of replicas, a batch size) does not follow the strategy "
+                     f"and the batch; divide by the global_batch_size the step is given.",
                      mistake="M88", code="scaled")
         ctx.close(got[0], ways["global"][0], ", the kernel after the step", rtol=1e-4,
                   atol=1e-5)

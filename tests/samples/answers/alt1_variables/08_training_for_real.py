@@ -38,6 +38,9 @@ predicted_third_shape_works = False
 predicted_global_keeps = True
 predicted_per_tensor_keeps = False
 
+# %% predict_draft_log
+predicted_largest_logged = 7.07
+
 # %% make_clipped_step
 def make_clipped_step(model, optimizer, clip_norm):
     @tf.function

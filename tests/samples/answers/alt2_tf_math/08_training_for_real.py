@@ -37,6 +37,9 @@ def make_checkpoint(model, optimizer, iterator):
 # %% predict_clipping
 predicted_global_keeps, predicted_per_tensor_keeps = [True, False]
 
+# %% predict_draft_log
+predicted_largest_logged = 5 * 2 ** 0.5
+
 # %% make_clipped_step
 def make_clipped_step(model, optimizer, clip_norm):
     def step(x, y):

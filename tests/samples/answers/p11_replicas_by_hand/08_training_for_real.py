@@ -5,7 +5,8 @@
 # checkpoint of the model, the data and the optimizer's step count alone (the schedule's rate
 # comes back, the momentum does not), a step that scales every gradient to the clip norm (right
 # on an exploding batch, not on a small one); per-tensor clipping predicted to keep the
-# direction, and a float16 gradient of 1e-9 predicted to survive without loss scaling.
+# direction and to log at most the clip norm, and a float16 gradient of 1e-9 predicted to survive
+# without loss scaling.
 
 # %% make_distributed_step
 def make_distributed_step(strategy, model, optimizer, global_batch_size):
@@ -27,6 +28,9 @@ def make_checkpoint(model, optimizer, iterator):
 
 # %% predict_clipping
 predicted_global_keeps, predicted_per_tensor_keeps = True, True
+
+# %% predict_draft_log
+predicted_largest_logged = 5.0
 
 # %% make_clipped_step
 def make_clipped_step(model, optimizer, clip_norm):
