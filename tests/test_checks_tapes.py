@@ -646,6 +646,36 @@ def fit_line_tf_function_step(x, y, lr, steps):
     return w, b, [float(step()) for _ in range(steps)]
 
 
+def fit_line_draft(x, y, lr, steps, *, restart=True, b_with_dw=True):
+    """01's fit_line_draft (both bugs), and each bug alone."""
+    losses = []
+    w, b = tf.Variable(0.0), tf.Variable(0.0)
+    for _ in range(steps):
+        if restart:
+            w, b = tf.Variable(0.0), tf.Variable(0.0)
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((w * x + b - y) ** 2)
+        dw, db = tape.gradient(loss, [w, b])
+        w.assign_sub(lr * dw)
+        b.assign_sub(lr * (dw if b_with_dw else db))
+        losses.append(float(loss))
+    return w, b, losses
+
+
+@pytest.mark.parametrize("restart, b_with_dw, mistake, says", [
+    (True, True, "M96", "first step's loss"),
+    (True, False, "M96", "starts again from w = b = 0"),
+    (False, True, None, "b updated with w's gradient"),
+], ids=["draft", "restart_only", "b_with_dw_only"])
+def test_fit_line_names_each_bug_of_the_draft(restart, b_with_dw, mistake, says):
+    fails_with(tapes.check_fit_line,
+               lambda *a: fit_line_draft(*a, restart=restart, b_with_dw=b_with_dw), mistake, says)
+
+
+def test_fit_line_draft_fixed_passes():
+    tapes.check_fit_line(lambda *a: fit_line_draft(*a, restart=False, b_with_dw=False))
+
+
 def test_fit_line_accepts_a_tf_function_step_with_one_call_per_variable():
     tapes.check_fit_line(fit_line_tf_function_step)
 

@@ -395,6 +395,11 @@ CATALOGUE = {
             "not a normalization",
             "scale by min(1, clip_norm / norm), which leaves gradients below the bound as they "
             "are (read tf.clip_by_global_norm)"),
+    "M96": ("tf.Variable created inside the training loop",
+            "each step makes new variables at their initial value, so every step computes the "
+            "first step's loss and its update is thrown away with the variables; nothing "
+            "raises, the loss just never falls",
+            "create the variables once, before the loop, and update the same ones in place"),
 }
 
 #: M id -> short name, as messages show it.

@@ -376,8 +376,9 @@ FIT_LINE_CASES = [
 MAX_FIT_LINE_STEPS = 10_000
 
 
-def numpy_fit_line(x, y, lr, steps):
-    """Gradient descent on mean((w * x + b - y) ** 2) from w = b = 0, in float64 NumPy.
+def numpy_fit_line(x, y, lr, steps, b_with_dw: bool = False):
+    """Gradient descent on mean((w * x + b - y) ** 2) from w = b = 0, in float64 NumPy; with
+    ``b_with_dw``, the draft's slip: b updated with w's gradient.
 
     Returns (w, b, losses, dws, dbs): losses[k], dws[k] and dbs[k] are the loss and the
     gradients before update k.
@@ -391,8 +392,16 @@ def numpy_fit_line(x, y, lr, steps):
         dw, db = 2.0 * np.mean(residual * x), 2.0 * np.mean(residual)
         dws.append(dw)
         dbs.append(db)
-        w, b = w - lr * dw, b - lr * db
+        w, b = w - lr * dw, b - lr * (dw if b_with_dw else db)
     return w, b, losses, dws, dbs
+
+
+def _same_losses(got, want) -> bool:
+    try:
+        got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    except (TypeError, ValueError):
+        return False
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=1e-4, atol=1e-6))
 
 
 def _scalars(values, count: int):
@@ -434,6 +443,15 @@ def fit_line(case, obs, ctx):
         ctx.fail(f"{ctx.what}: losses should hold one value per step{want}{got}.",
                  fix="append the loss of every step, computed before its update.",
                  code="losses_length")
+    if not _same_losses(losses, want_losses):
+        if steps > 1 and _same_losses(losses, [want_losses[0]] * steps):
+            ctx.fail(f"{ctx.what}: every step has the first step's loss: each step starts again "
+                     f"from w = b = 0.", mistake="M96", code="restarts")
+        if _same_losses(losses, numpy_fit_line(case["x"], case["y"], case["lr"], steps,
+                                               b_with_dw=True)[2]):
+            ctx.fail(f"{ctx.what}: the losses are those of b updated with w's gradient: each "
+                     f"variable must move along its own gradient.", code="b_with_dw",
+                     fix="update b with the gradient the tape returned for b.")
     ctx.close(losses, want_losses, ", losses", rtol=1e-4, atol=1e-6)
     ctx.close(obs["w"], want_w, ", w", rtol=1e-4, atol=1e-5)
     ctx.close(obs["b"], want_b, ", b", rtol=1e-4, atol=1e-5)
