@@ -374,7 +374,22 @@ def test_sgd_step_rejects_updates_that_ignore_the_tapes_gradients():
         w1.assign_sub(lr * g1)
         w2.assign_sub(lr * g2)
         return loss
-    fails_with(checks.check_sgd_step, ignores_tape, "M21", "not with the gradients")
+    fails_with(checks.check_sgd_step, ignores_tape, "M21", "beside the tape")
+
+
+def test_sgd_step_rejects_hand_gradients_tied_to_the_tapes_by_a_zero():
+    """The agreeing decoy a graph walk cannot see: the update reads the tape's gradients (times
+    0) and applies hand-derived ones; only the run with the tape's results shifted tells."""
+    @tf.function
+    def tied_by_zero(x, y, w1, w2, lr):
+        with tf.GradientTape() as tape:
+            loss = tf_loss(x, y, w1, w2)
+        t1, t2 = tape.gradient(loss, [w1, w2])
+        _, g1, g2 = tf_hand_gradients(x, y, w1, w2)
+        w1.assign_sub(lr * (g1 + 0.0 * t1))
+        w2.assign_sub(lr * (g2 + 0.0 * t2))
+        return loss
+    fails_with(checks.check_sgd_step, tied_by_zero, "M21", "did not move with it")
 
 
 def test_sgd_step_accepts_assign_in_a_loop_and_a_second_trace(capsys):
@@ -428,6 +443,23 @@ def test_train_with_optimizer_rejects_gradients_derived_by_hand():
         return losses
     fails_with(checks.check_train_with_optimizer, by_hand, "M21",
                "did not come from tape.gradient")
+
+
+def test_train_with_optimizer_rejects_hand_gradients_beside_an_agreeing_tape():
+    """The optimizer applies gradients derived by hand, beside a tape whose gradients agree with
+    them; with the tape's results shifted, what the optimizer is given is not what it returned."""
+    def beside_tape(optimizer, x, y, w1, w2, steps):
+        losses = []
+        for _ in range(steps):
+            with tf.GradientTape() as tape:
+                loss = tf_loss(x, y, w1, w2)
+            t1, t2 = tape.gradient(loss, [w1, w2])
+            _, g1, g2 = tf_hand_gradients(x, y, w1, w2)
+            optimizer.apply_gradients(zip([g1 + 0.0 * t1, g2 + 0.0 * t2], [w1, w2]))
+            losses.append(float(loss))
+        return losses
+    fails_with(checks.check_train_with_optimizer, beside_tape, "M21",
+               "is not what a tape.gradient call of the loss returned")
 
 
 def test_train_with_optimizer_accepts_optimizer_apply_and_copied_gradients(capsys):

@@ -773,6 +773,22 @@ def test_second_derivative_rejects_a_second_derivative_not_from_the_outer_tape()
                "the outer tape's gradient of it after the block")
 
 
+def test_second_derivative_rejects_a_formula_beside_nested_tapes():
+    """Nested tapes run and agree, but the values returned are a formula's (x**3 only): the run
+    with every tape result shifted shows they do not come from the tapes."""
+    def formula_beside(f, x):
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = f(x)
+            dy = inner.gradient(y, x)
+        outer.gradient(dy, x)
+        return 3.0 * x ** 2, 6.0 * x
+    fails_with(tapes.check_second_derivative, formula_beside, "M21", "beside the tape calls",
+               cases=[("x**3", 1.0), ("x**3", -2.0)])
+
+
 def test_second_derivative_rejects_finite_differences():
     fails_with(tapes.check_second_derivative, second_derivative_no_tape, "M21",
                "no automatic differentiation computed them")

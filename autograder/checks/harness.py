@@ -368,8 +368,9 @@ def is_decoy(target, sources, args=(), kwargs=None, result=None) -> bool:
 
 
 #: What :func:`shifted` adds in the checks' experiments on where a value came from: far above
-#: every tolerance, and no round number a formula would hold.
-TAPE_SHIFT = 0.6180339887
+#: every tolerance, and no round number a formula would hold (defined with the judges, which
+#: replay it).
+TAPE_SHIFT = judge.TAPE_SHIFT
 
 #: The GradientTape methods that compute a gradient: every spelling of reverse-mode autodiff.
 TAPE_METHODS = ("gradient", "jacobian", "batch_jacobian")

@@ -63,8 +63,8 @@ import tensorflow as tf
 from . import kernel_entry  # noqa: F401  (the grader's way into a grading kernel)
 from .compare import fail
 from .graphs import show_prediction
-from .harness import (call, counting_calls, exercise_check, explain_missing_gradient, is_tf_function,
-                      recording_gradients)
+from .harness import (TAPE_SHIFT, call, counting_calls, exercise_check, explain_missing_gradient,
+                      is_tf_function, recording_gradients)
 from .judge.software import (NOT_TF_FUNCTION, RUN_MODES, cross_entropy_inputs, graph_inputs,
                              log1pexp_inputs, scaled_problem, step_case, two_layer_inputs,
                              two_layer_problem)
@@ -549,10 +549,12 @@ def collect_sgd_step(fn, case, ctx):
         after2.append(w2.numpy().copy())
     probes = (tf.Variable(w1_0), tf.Variable(w2_0))
     record, concrete = _traced(fn, (xt, yt, *probes, rate), ctx.what)
-    # One step of the same code run eagerly from the initial weights: which loss the tape was
-    # asked about, what it returned for w1 and w2, and how far each weight moved.
+    # One step of the same code run eagerly from the initial weights, every tape result handed
+    # back shifted by TAPE_SHIFT: which loss the tape was asked about, what it returned for w1
+    # and w2, and how far each weight moved (an update worked out beside the tape does not move
+    # with its results).
     eager = (tf.Variable(w1_0), tf.Variable(w2_0))
-    with _eagerly(), recording_gradients() as eager_record:
+    with _eagerly(), recording_gradients(shift=TAPE_SHIFT) as eager_record:
         call(fn, xt, yt, *eager, rate, what=ctx.what)
     return {"losses": losses, "w1": after1, "w2": after2,
             "tape_gradients": _gradients_for(record, probes),
@@ -624,12 +626,14 @@ def collect_train_with_optimizer(fn, case, ctx):
         fail(f"{ctx.what} should return the list of losses, got {type(losses).__name__}.",
              code="type")
     grads = [g for applied in given for g in applied if g is not None]
-    # One step of the same code run eagerly, with a new optimizer and weights: which loss the
-    # tape was asked about, what it returned for w1 and w2, what apply_gradients was given.
+    # One step of the same code run eagerly, with a new optimizer and weights, every tape result
+    # handed back shifted by TAPE_SHIFT: which loss the tape was asked about, what it returned
+    # for w1 and w2, what apply_gradients was given (gradients worked out beside the tape are
+    # not what it returned).
     eager_optimizer = getattr(tf.keras.optimizers, name)(**kwargs)
     eager_given = _recording_applied(eager_optimizer)
     eager = (tf.Variable(w1_0), tf.Variable(w2_0))
-    with _eagerly(), recording_gradients() as eager_record:
+    with _eagerly(), recording_gradients(shift=TAPE_SHIFT) as eager_record:
         call(fn, eager_optimizer, tf.constant(x), tf.constant(y), *eager, 1, what=ctx.what,
              explain=lambda error: _shared_step(error, ctx.what))
     applied = [[_value(g) for g in grads_given[:2]] for grads_given in eager_given[:MAX_CALLS]]

@@ -580,7 +580,10 @@ def collect_second_derivative(fn, case, ctx):
 
     Returns:
         ``{"dy_dx", "d2y_dx2", "first_from_tape": bool, "second_nested": bool,
-        "second_forward": f''(x) came from ForwardAccumulator.jvp (forward-over-back)}``.
+        "second_forward": f''(x) came from ForwardAccumulator.jvp (forward-over-back),
+        "moved": in a second call with every autodiff result shifted by
+        :data:`~autograder.checks.harness.TAPE_SHIFT`, both returned values were those
+        shifted results (False for values computed beside the tape calls)}``.
     Raises:
         CheckFailed: M04 on a second gradient call on a non-persistent tape; M01 when a
             derivative is None for a constant but not for a tf.Variable (a tape did not watch
@@ -613,9 +616,18 @@ def collect_second_derivative(fn, case, ctx):
              fix="each tape follows constants only when told to: watch x in each tape (read "
                  "GradientTape.watch), first thing inside its block.")
     second = record.producers(d2y)
-    return {"dy_dx": dy, "d2y_dx2": d2y, "first_from_tape": bool(record.producers(dy)),
-            "second_nested": any(record.derived(c) for c in second),
-            "second_forward": bool(second) and all(c.forward for c in second)}
+    observed = {"dy_dx": dy, "d2y_dx2": d2y, "first_from_tape": bool(record.producers(dy)),
+                "second_nested": any(record.derived(c) for c in second),
+                "second_forward": bool(second) and all(c.forward for c in second),
+                "moved": False}
+    if observed["first_from_tape"] and second:
+        # Every autodiff result handed back shifted: values computed from the tape calls move
+        # with them (the shift is a constant, so f'' of a shifted f' is unchanged, then shifted).
+        with observing_tapes(shift=TAPE_SHIFT) as shifted_record:
+            dy_s, d2y_s = run(_fresh_constant(x))
+        observed["moved"] = bool(shifted_record.producers(dy_s)) and bool(
+            shifted_record.producers(d2y_s))
+    return observed
 
 
 check_second_derivative = exercise_check("check_second_derivative", collect_second_derivative)

@@ -34,6 +34,11 @@ __all__ = ["Exercise", "Context", "EXERCISES", "FINDINGS", "exercise", "load", "
            "render_finding", "judge_observation", "JUDGE_MODULES"]
 
 #: The modules of this package that register exercises (imported by :func:`load`).
+#: What the kernel halves add to every autodiff result in their experiments on where a value
+#: came from (:func:`autograder.checks.harness.shifted`), so the judges that replay them know it:
+#: far above every tolerance, and no round number a formula would hold.
+TAPE_SHIFT = 0.6180339887
+
 JUDGE_MODULES = ("tapes", "graphs", "control_flow", "software", "training", "pitfalls",
                  "scale")
 

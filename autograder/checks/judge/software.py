@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import exercise
+from . import TAPE_SHIFT, exercise
 
 MODULE = "autograder.checks.software"
 
@@ -784,7 +784,9 @@ def sgd_step(case, obs, ctx):
                  mistake="M21", code="no_tape")
     w1_0, w2_0 = (np.asarray(a, np.float64) for a in scaled_problem(seed, n, d, h)[2:])
     loss_0, g1_0, g2_0 = two_layer_reference(x, y, w1_0, w2_0)
-    produced = _loss_call(obs["eager_calls"], loss_0, [g1_0, g2_0], TF32_RTOL)
+    # The kernel's eager step had every tape result shifted by TAPE_SHIFT.
+    produced = _loss_call(obs["eager_calls"], loss_0, [g1_0 + TAPE_SHIFT, g2_0 + TAPE_SHIFT],
+                          TF32_RTOL)
     if produced is None:
         ctx.fail(f"{ctx.what} updates the weights by the right amounts, but no tape.gradient "
                  f"call differentiated the loss with respect to w1 and w2 (the tape's target is "
@@ -796,8 +798,9 @@ def sgd_step(case, obs, ctx):
         moved = _array(ctx, obs[f"eager_{name}"], f", {name} after the step") - start
         if not _near(moved, -float(lr) * result, 1e-3):
             ctx.fail(f"{ctx.what}: a tape computed the gradients of the loss, but the change "
-                     f"of {name} is not -lr times the gradient the tape returned: the update "
-                     f"is computed another way.",
+                     f"of {name} is not -lr times the gradient the tape returned: when the "
+                     f"check shifted what the tape returned by a constant, the update did not "
+                     f"move with it, so it is computed another way (beside the tape).",
                      fix="update each variable in place with its own gradient from the tape, "
                          "scaled by the learning rate (read tf.Variable's assign_sub).",
                      mistake="M21", code="updates_not_from_tape")
@@ -885,7 +888,9 @@ def train_with_optimizer(case, obs, ctx):
                      "apply_gradients).",
                  mistake="M21", code="no_tape")
     loss_0, g1_0, g2_0 = two_layer_reference(x, y, w1, w2)
-    produced = _loss_call(obs["eager_calls"], loss_0, [g1_0, g2_0], TF32_RTOL)
+    # The kernel's eager step had every tape result shifted by TAPE_SHIFT.
+    produced = _loss_call(obs["eager_calls"], loss_0, [g1_0 + TAPE_SHIFT, g2_0 + TAPE_SHIFT],
+                          TF32_RTOL)
     applied = obs["eager_applied"]
     first = applied[0] if isinstance(applied, list) and applied else None
     if produced is None or not isinstance(first, list) or len(first) != 2 or not all(

@@ -550,9 +550,10 @@ NESTED_FIX = ("let two nested tapes do it: the first derivative taken inside the
           idea="nested tapes: the inner tape's gradient is computed while the outer tape "
                "records, so the outer tape differentiates it again; f'(x) and f''(x) are what "
                "those two gradient calls produced, for any f.",
-          kernel_evidence="which tape calls produced the returned values, and whether the call "
+          kernel_evidence="which tape calls produced the returned values, whether the call "
                           "that produced f''(x) differentiated a value another tape call "
-                          "produced",
+                          "produced, and whether both values moved with those calls' results "
+                          "when a second call shifted each of them by a constant",
           findings={"inner_gradient_outside": (
               "{what}: f''(x) is None: the outer tape never recorded how f'(x) depends on x "
               "(the inner gradient was computed after the outer block closed).",
@@ -563,7 +564,8 @@ def second_derivative(case, obs, ctx):
     """``obs``: ``dy_dx``, ``d2y_dx2``, ``first_from_tape`` (f'(x) produced by a tape call),
     ``second_nested`` (f''(x) produced by a call whose target another call produced),
     ``second_forward`` (that call was a ForwardAccumulator.jvp: correct, but not the nested
-    tapes asked, M46).
+    tapes asked, M46), ``moved`` (a second call, every autodiff result shifted by a constant,
+    returned the shifted results: M21 ``beside_tape`` when not).
     Reference: analytic derivatives of :data:`SCALAR_FUNCTIONS`."""
     found = _derivatives(case)
     if found is None:
@@ -583,6 +585,13 @@ def second_derivative(case, obs, ctx):
         ctx.fail(f"{ctx.what} returns the right numbers, but f''(x) was not computed by a tape "
                  f"that recorded the first gradient: the exercise is nested tapes.",
                  fix=NESTED_FIX, mistake="M21", code="not_nested")
+    if obs.get("moved") is not True:
+        ctx.fail(f"{ctx.what} returns numbers equal to what its tape calls gave, but not those "
+                 f"calls' results: when the check shifted every result autodiff handed back by "
+                 f"a constant, f'(x) or f''(x) stayed where it was, so it was computed beside "
+                 f"the tape calls (a formula, finite differences), which decide nothing.",
+                 fix="return what the two gradient calls of the nested tapes returned, not "
+                     "numbers worked out next to them.", mistake="M21", code="beside_tape")
 
 
 PRODUCT_GRADS_CASES = [
