@@ -445,6 +445,47 @@ def test_train_with_optimizer_rejects_gradients_derived_by_hand():
                "did not come from tape.gradient")
 
 
+def test_sgd_step_and_train_with_optimizer_accept_a_persistent_tape_asked_per_weight(capsys):
+    """One gradient call per weight on a persistent tape is the tape's gradients too."""
+    @tf.function
+    def per_weight_step(x, y, w1, w2, lr):
+        with tf.GradientTape(persistent=True) as tape:
+            loss = tf_loss(x, y, w1, w2)
+        grad_w1 = tape.gradient(loss, w1)
+        grad_w2 = tape.gradient(loss, {"w2": w2})["w2"]
+        w1.assign_sub(lr * grad_w1)
+        w2.assign_sub(lr * grad_w2)
+        return loss
+
+    def per_weight_loop(optimizer, x, y, w1, w2, steps):
+        losses = []
+        for _ in range(steps):
+            with tf.GradientTape(persistent=True) as tape:
+                loss = tf_loss(x, y, w1, w2)
+            grads = [tape.gradient(loss, w1), tape.gradient(loss, w2)]
+            optimizer.apply_gradients(zip(grads, [w1, w2]))
+            losses.append(float(loss))
+        return losses
+    checks.check_sgd_step(per_weight_step)
+    checks.check_train_with_optimizer(per_weight_loop)
+    assert capsys.readouterr().out.count("passed") == 2
+
+
+def test_train_with_optimizer_rejects_made_up_losses_for_adam():
+    """Adam's losses are replayed with Keras 3's update rule: a loop that trains right but
+    returns losses of its own making fails for Adam as for SGD."""
+    def made_up(optimizer, x, y, w1, w2, steps):
+        first = None
+        for _ in range(steps):
+            with tf.GradientTape() as tape:
+                loss = tf_loss(x, y, w1, w2)
+            optimizer.apply_gradients(zip(tape.gradient(loss, [w1, w2]), [w1, w2]))
+            first = float(loss) if first is None else first
+        return [first * (1 - 0.01 * k) for k in range(steps)]
+    fails_with(checks.check_train_with_optimizer, made_up, None, "the losses",
+               cases=[("Adam", {"learning_rate": 0.01}, 3, 16, 20, 8, 5)])
+
+
 def test_train_with_optimizer_rejects_hand_gradients_beside_an_agreeing_tape():
     """The optimizer applies gradients derived by hand, beside a tape whose gradients agree with
     them; with the tape's results shifted, what the optimizer is given is not what it returned."""
