@@ -290,6 +290,37 @@ def test_clipped_step_names_the_wrong_clip_or_log(clip, log, mistake, says):
           lambda *a: clipped_step(*a, clip=clip, log=log), mistake, says=says)
 
 
+def numpy_clipped_step(model, optimizer, clip_norm, *, tape_beside=False):
+    """Right weights without the tape's gradients: the squared error's gradient by hand, the
+    clip by hand; with ``tape_beside``, an agreeing tape call is made and ignored, and the
+    optimizer applies the hand gradients."""
+    def step(x, y):
+        kernel, bias = model.trainable_variables
+        error = x @ kernel + bias - y
+        n = tf.cast(tf.shape(x)[0], tf.float32)
+        grads = [2.0 * tf.transpose(x) @ error / n, 2.0 * tf.reduce_sum(error, axis=0) / n]
+        norm = tf.linalg.global_norm(grads)
+        factor = tf.minimum(1.0, clip_norm / norm)
+        if tape_beside:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip([g * factor for g in grads], [kernel, bias]))
+        else:
+            kernel.assign_sub(optimizer.learning_rate * factor * grads[0])
+            bias.assign_sub(optimizer.learning_rate * factor * grads[1])
+        return tf.reduce_mean(tf.square(error)), norm
+    return tf.function(step)
+
+
+@pytest.mark.parametrize("tape_beside, says", [
+    (False, "did not make the step"), (True, "computed beside the tape")],
+    ids=["no_tape_no_optimizer", "hand_gradients_beside_a_tape"])
+def test_clipped_step_rejects_right_weights_not_from_the_tape_and_optimizer(tape_beside, says):
+    fails(checks.check_make_clipped_step,
+          lambda *a: numpy_clipped_step(*a, tape_beside=tape_beside), "M21", says=says)
+
+
 def test_clipped_step_normalized_is_right_on_an_exploding_batch():
     """The known-wrong answer reaches the right numbers where the gradient is above the bound
     (the notebook's corrupt batch): only the case below the bound catches it."""

@@ -20,7 +20,7 @@ import tensorflow as tf
 from . import kernel_entry  # noqa: F401  (the grader's way in)
 from .compare import fail
 from .graphs import show_prediction
-from .harness import call, collect_prediction, exercise_check
+from .harness import TAPE_SHIFT, call, collect_prediction, exercise_check, recording_gradients
 from .judge.scale import case_data
 
 __all__ = ["check_predict_replica_factor", "check_make_distributed_step",
@@ -167,7 +167,9 @@ def collect_make_clipped_step(make_fn, case, ctx):
 
     Returns:
         ``{"weights": [kernel, bias] after the step, "loss": the loss it returned, "norm": the
-        gradient norm it returned}``.
+        gradient norm it returned, "iterations": the optimizer's step count after it,
+        "shifted_weights": [kernel, bias] after one step of a second run from the same start
+        with every tape result shifted by TAPE_SHIFT}``.
     """
     __tracebackhide__ = True
     kernel, bias, x, y = case_data(int(case["seed"]), int(case["rows"]))
@@ -182,7 +184,16 @@ def collect_make_clipped_step(make_fn, case, ctx):
         fail(f"{ctx.what}: the step should return two float32 scalars, the loss and the "
              f"gradients' norm.", fix="return the pair (loss, norm) from the step.",
              code="type")
-    return {"weights": _plain_weights(model), "loss": loss, "norm": norm}
+    weights, iterations = _plain_weights(model), int(optimizer.iterations.numpy())
+    # Once more from the start, every tape result handed back shifted by TAPE_SHIFT: a step
+    # applied from the tape's gradients moves with them; one computed beside the tape does not.
+    model = linear_model(kernel, bias)
+    optimizer = tf.keras.optimizers.SGD(float(case["lr"]))
+    with recording_gradients(shift=TAPE_SHIFT):
+        step = call(make_fn, model, optimizer, float(case["clip"]), what=ctx.what)
+        call(step, tf.constant(x), tf.constant(y), what=ctx.what)
+    return {"weights": weights, "loss": loss, "norm": norm, "iterations": iterations,
+            "shifted_weights": _plain_weights(model)}
 
 
 check_make_clipped_step = exercise_check("check_make_clipped_step", collect_make_clipped_step)

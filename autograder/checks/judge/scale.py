@@ -24,7 +24,9 @@ make_clipped_step    M91 when each gradient is clipped by its own norm (the draf
                      every gradient is scaled to the clip norm, even one below it (right on an
                      exploding batch only); a plain failure when the update is not clipped or is
                      clipped value by value; M94 when the norm it returns is that of the clipped
-                     gradients (the draft: the log never shows the explosion)
+                     gradients (the draft: the log never shows the explosion); M21 when the
+                     optimizer did not make the step, or the step did not move with the tape's
+                     results shifted (gradients worked out beside the tape)
 ===================  ==========================================================================
 
 Messages show values only when ``ctx.reveal`` (a student's visible check).
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import exercise
+from . import TAPE_SHIFT, exercise
 from .readers import count, matches, values
 
 MODULE = "autograder.checks.scale"
@@ -362,7 +364,7 @@ def make_checkpoint(case, obs, ctx):
 
 # --------------------------------------------------------------------------- clipping
 
-def clipped_updates(case) -> dict:
+def clipped_updates(case, shift: float = 0.0) -> dict:
     """The weights after one SGD step (rate ``lr``) on the case's batch (``rows`` rows, the
     targets times ``scale``: a large scale is the exploding batch), for each way of clipping the
     gradients to ``clip``: ``right`` (tf.clip_by_global_norm: every gradient times
@@ -371,12 +373,14 @@ def clipped_updates(case) -> dict:
     ``clip / norm``, even below the bound), ``unclipped``, ``by_value`` (tf.clip_by_value to
     ``[-clip, clip]``); and ``norm`` (the joint norm before clipping), ``clipped_norms`` (the
     joint norms after clipping globally and per tensor: what a log after the clip shows) and
-    ``loss`` (the batch's mean squared error before the step)."""
+    ``loss`` (the batch's mean squared error before the step). With ``shift``, every entry of
+    the gradients has ``shift`` added before clipping: the kernel's run with the tape's results
+    shifted (:data:`~autograder.checks.judge.TAPE_SHIFT`)."""
     lr, clip = float(case["lr"]), float(case["clip"])
     kernel, bias, x, y = case_data(int(case["seed"]), int(case["rows"]))
     kernel, bias = kernel.astype(np.float64), bias.astype(np.float64)
     y = y.astype(np.float64) * float(case["scale"])
-    grads = _gradient(kernel, bias, x, y)
+    grads = tuple(g + shift for g in _gradient(kernel, bias, x, y))
     norm = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
     ways = {"right": [g * clip / max(norm, clip) for g in grads],
             "per_tensor": [g * clip / max(float(np.linalg.norm(g)), clip) for g in grads],
@@ -407,7 +411,9 @@ CLIP_LABEL = lambda case: (f"a batch with targets times {case['scale']:g}, "  # 
           label=CLIP_LABEL, idea=CLIPPING_IDEA)
 def make_clipped_step(case, obs, ctx):
     """``obs``: ``weights`` = [kernel, bias] after one step, ``loss`` and ``norm`` = what the
-    step returned. Reference: :func:`clipped_updates`."""
+    step returned, ``iterations`` = the optimizer's step count after it, ``shifted_weights`` =
+    the weights after one step of a second run whose tape results were shifted by
+    :data:`~autograder.checks.judge.TAPE_SHIFT`. Reference: :func:`clipped_updates`."""
     got = _weights(obs)
     ways = clipped_updates(case)
     if not _same_weights(got, ways["right"]):
@@ -438,3 +444,16 @@ def make_clipped_step(case, obs, ctx):
                  mistake="M94", code="norm_after_clip")
     ctx.close(norm, ways["norm"], ", the gradient norm it returns (before clipping)",
               rtol=1e-4, atol=1e-5)
+    if obs.get("iterations") != 1:
+        ctx.fail(f"{ctx.what} returns the right weights, but the optimizer it was given did not "
+                 f"make the step (its iteration count is not 1): the update was applied another "
+                 f"way.", fix="let the optimizer apply the clipped gradients (read the "
+                              "optimizer's apply_gradients).", mistake="M21",
+                 code="optimizer_unused")
+    if not _same_weights(_weights(obs, "shifted_weights"),
+                         clipped_updates(case, TAPE_SHIFT)["right"]):
+        ctx.fail(f"{ctx.what} returns the right weights, but not from the tape's gradients: when "
+                 f"the check shifted what the tape returned by a constant, the step did not "
+                 f"move with it, so its gradients were computed beside the tape.",
+                 fix="clip the gradients the tape returns and apply those.", mistake="M21",
+                 code="beside_tape")
