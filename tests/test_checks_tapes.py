@@ -672,6 +672,30 @@ def test_fit_line_names_each_bug_of_the_draft(restart, b_with_dw, mistake, says)
                lambda *a: fit_line_draft(*a, restart=restart, b_with_dw=b_with_dw), mistake, says)
 
 
+def fit_line_tape_for_show(x, y, lr, steps):
+    """A red-team answer: the descent in NumPy, one tape call per step on a made-up target whose
+    gradients are the hand-derived ones (thrown away), the variables assigned the NumPy values."""
+    xn, yn = x.numpy().astype(np.float64), y.numpy().astype(np.float64)
+    w, b = tf.Variable(0.0), tf.Variable(0.0)
+    wn = bn = 0.0
+    losses = []
+    for _ in range(steps):
+        r = wn * xn + bn - yn
+        loss, dw, db = np.mean(r ** 2), 2 * np.mean(r * xn), 2 * np.mean(r)
+        with tf.GradientTape() as tape:
+            made_up = float(dw) * w + float(db) * b
+        tape.gradient(made_up, [w, b])
+        wn, bn = wn - lr * dw, bn - lr * db
+        w.assign(wn)
+        b.assign(bn)
+        losses.append(float(loss))
+    return w, b, losses
+
+
+def test_fit_line_rejects_hand_updates_beside_a_tape_whose_gradients_agree():
+    fails_with(tapes.check_fit_line, fit_line_tape_for_show, "M21", "computed beside the tape")
+
+
 def test_fit_line_draft_fixed_passes():
     tapes.check_fit_line(lambda *a: fit_line_draft(*a, restart=False, b_with_dw=False))
 

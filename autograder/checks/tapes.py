@@ -449,7 +449,8 @@ def collect_fit_line(fn, case, ctx):
     Returns:
         ``{"w", "b", "losses": list of floats, "w_grads", "b_grads": what tape.gradient
         computed for the returned w and b, call by call, "tape_calls": how many tape calls were
-        made}``.
+        made, "shifted_losses": the losses of a second run with every tape result shifted by
+        TAPE_SHIFT (None when it returned no list of numbers)}``.
     Raises:
         CheckFailed: M03 when a weight was rebound to a tensor (``w = w - lr * g``), seen as a
             ``TypeError`` about ``NoneType`` in a later step while one step traced as a graph
@@ -495,10 +496,21 @@ def collect_fit_line(fn, case, ctx):
         if got is None or got.size != 1:
             fail(f"{what}: losses should hold one number per step.", code="type")
         values.append(float(got.reshape(())))
-    return {"w": w, "b": b, "losses": values,
-            "w_grads": [float_values(g) for g in record.gradients_of(w)],
-            "b_grads": [float_values(g) for g in record.gradients_of(b)],
-            "tape_calls": len(record.calls)}
+    observed = {"w": w, "b": b, "losses": values,
+                "w_grads": [float_values(g) for g in record.gradients_of(w)],
+                "b_grads": [float_values(g) for g in record.gradients_of(b)],
+                "tape_calls": len(record.calls), "shifted_losses": None}
+    # Once more, every tape result handed back shifted by TAPE_SHIFT: a descent that applies the
+    # tape's gradients moves with them; updates computed beside the tape do not.
+    with observing_tapes(shift=TAPE_SHIFT):
+        shifted = call(fn, _fresh_constant(case["x"]), _fresh_constant(case["y"]), case["lr"],
+                       case["steps"], what=what)
+    if isinstance(shifted, (tuple, list)) and len(shifted) == 3 and \
+            isinstance(shifted[2], (list, tuple)):
+        losses = [float_values(v) for v in list(shifted[2])[:100_000]]
+        if all(v is not None and v.size == 1 for v in losses):
+            observed["shifted_losses"] = [float(v.reshape(())) for v in losses]
+    return observed
 
 
 check_fit_line = exercise_check("check_fit_line", collect_fit_line)

@@ -20,7 +20,7 @@ import hashlib
 
 import numpy as np
 
-from . import exercise
+from . import TAPE_SHIFT, exercise
 from .pitfalls import _predicted, _prediction_values, _same, _wrong
 from ..compare import function_from_source
 
@@ -376,9 +376,10 @@ FIT_LINE_CASES = [
 MAX_FIT_LINE_STEPS = 10_000
 
 
-def numpy_fit_line(x, y, lr, steps, b_with_dw: bool = False):
+def numpy_fit_line(x, y, lr, steps, b_with_dw: bool = False, shift: float = 0.0):
     """Gradient descent on mean((w * x + b - y) ** 2) from w = b = 0, in float64 NumPy; with
-    ``b_with_dw``, the draft's slip: b updated with w's gradient.
+    ``b_with_dw``, the draft's slip: b updated with w's gradient; with ``shift``, each gradient
+    has ``shift`` added (the kernel's run with the tape's results shifted, TAPE_SHIFT).
 
     Returns (w, b, losses, dws, dbs): losses[k], dws[k] and dbs[k] are the loss and the
     gradients before update k.
@@ -389,7 +390,7 @@ def numpy_fit_line(x, y, lr, steps, b_with_dw: bool = False):
     for _ in range(steps):
         residual = w * x + b - y
         losses.append(np.mean(residual ** 2))
-        dw, db = 2.0 * np.mean(residual * x), 2.0 * np.mean(residual)
+        dw, db = 2.0 * np.mean(residual * x) + shift, 2.0 * np.mean(residual) + shift
         dws.append(dw)
         dbs.append(db)
         w, b = w - lr * dw, b - lr * (dw if b_with_dw else db)
@@ -427,8 +428,9 @@ def _scalars(values, count: int):
 def fit_line(case, obs, ctx):
     """``obs``: ``w``, ``b`` (values of the returned tf.Variables), ``losses`` (floats),
     ``w_grads`` and ``b_grads`` (what tape.gradient computed for the returned w and b, in call
-    order), ``tape_calls`` (how many tape calls it made in all). Reference: the same gradient
-    descent in NumPy."""
+    order), ``tape_calls`` (how many tape calls it made in all), ``shifted_losses`` (the losses
+    of a second run whose tape results were shifted by TAPE_SHIFT). Reference: the same
+    gradient descent in NumPy, and with the shift."""
     steps = int(case["steps"])
     if not 0 <= steps <= MAX_FIT_LINE_STEPS:
         ctx.fail(f"{ctx.what}: this case asks for too many steps.", code="malformed")
@@ -481,6 +483,15 @@ def fit_line(case, obs, ctx):
                  fix="record the mean squared error on the tape and update with the gradients the "
                      "tape returns for w and b.",
                  mistake="M21", code="hand_update")
+    shifted = obs.get("shifted_losses")
+    if steps and not _same_losses(shifted, numpy_fit_line(case["x"], case["y"], case["lr"], steps,
+                                                          shift=TAPE_SHIFT)[2]):
+        ctx.fail(f"{ctx.what} returns the right numbers, but its updates are not the tape's "
+                 f"results: when the check shifted every gradient the tape returned by a "
+                 f"constant, the descent did not move with it, so the updates were computed "
+                 f"beside the tape.",
+                 fix="update w and b in place with the gradients the tape returns for them, not "
+                     "with values worked out next to it.", mistake="M21", code="beside_tape")
 
 
 # --------------------------------------------------------------------------------------------
