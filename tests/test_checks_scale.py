@@ -462,3 +462,29 @@ def test_two_device_tests_in_a_fresh_process():
         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:]
     assert " skipped" not in result.stdout.splitlines()[-1], result.stdout[-3000:]
+
+
+@two_cpus
+def test_distributed_step_rejects_hand_gradients_beside_each_replicas_tape():
+    """Each replica takes its tape's gradients and applies gradients derived by hand that agree
+    with them: the run with every tape result shifted shows the step is not the tape's."""
+    def beside(strategy, model, optimizer, global_batch_size):
+        @tf.function
+        def step(dist_batch):
+            def replica_step(batch):
+                x, y = batch
+                with tf.GradientTape() as tape:
+                    per_example = tf.reduce_sum(tf.square(model(x) - y), axis=1)
+                    loss = tf.nn.compute_average_loss(per_example,
+                                                      global_batch_size=global_batch_size)
+                tape.gradient(loss, model.trainable_variables)
+                kernel, bias = model.trainable_variables
+                error = x @ kernel + bias - y
+                grads = [2.0 * tf.transpose(x) @ error / global_batch_size,
+                         2.0 * tf.reduce_sum(error, axis=0) / global_batch_size]
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+            return strategy.reduce("SUM", strategy.run(replica_step, args=(dist_batch,)),
+                                   axis=None)
+        return step
+    fails(checks.check_make_distributed_step, beside, "M21", says="computed beside the tape")

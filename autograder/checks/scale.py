@@ -77,7 +77,9 @@ def collect_make_distributed_step(make_fn, case, ctx):
     split across the replicas as the case says.
 
     Returns:
-        ``{"weights": [kernel, bias] after the step, "loss": what the step returned}``.
+        ``{"weights": [kernel, bias] after the step, "loss": what the step returned,
+        "shifted_weights": [kernel, bias] after one step of a second run from the same start
+        with every tape result shifted by TAPE_SHIFT}``.
     """
     __tracebackhide__ = True
     split = [int(n) for n in case["split"]]
@@ -94,7 +96,16 @@ def collect_make_distributed_step(make_fn, case, ctx):
         fail(f"{ctx.what}: the step should return the loss, a float32 scalar.",
              fix="return the loss reduced across the replicas (read strategy.reduce).",
              code="type")
-    return {"weights": _plain_weights(model), "loss": loss}
+    weights = _plain_weights(model)
+    # Once more from the start, every tape result handed back shifted by TAPE_SHIFT (in every
+    # replica): a step applied from the tape's gradients moves with them.
+    with strategy.scope():
+        model = linear_model(kernel, bias)
+        optimizer = tf.keras.optimizers.SGD(float(case["lr"]))
+    with recording_gradients(shift=TAPE_SHIFT):
+        step = call(make_fn, strategy, model, optimizer, sum(split), what=ctx.what)
+        call(step, split_batch(strategy, x, y, split), what=ctx.what)
+    return {"weights": weights, "loss": loss, "shifted_weights": _plain_weights(model)}
 
 
 check_make_distributed_step = exercise_check("check_make_distributed_step",

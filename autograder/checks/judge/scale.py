@@ -15,7 +15,8 @@ make_distributed_    M88 when the update is the sum of per-replica means (the dr
 step                 the number of replicas), the mean of per-replica means (a mean divided by
                      the number of replicas: wrong when the replicas' batches differ in size),
                      or the right update times a constant (a number of replicas written by
-                     hand, found with one replica)
+                     hand, found with one replica); M21 when a run with every tape result
+                     shifted does not move (gradients worked out beside the tape)
 make_checkpoint      M89 when the resumed run's optimizer starts again (its learning-rate
                      schedule from step 0, its momentum from 0) or keeps its step count without
                      its momentum (the iterations restored by hand); M90 when the data starts
@@ -243,8 +244,10 @@ SPLIT_LABEL = lambda case: f"{len(case['split'])} replica(s), batches of {case['
                                    "run the notebook from the top: its set-up cell splits the "
                                    "CPU in two before TensorFlow starts.")})
 def make_distributed_step(case, obs, ctx):
-    """``obs``: ``weights`` = [kernel, bias] after one step, ``loss`` = what the step returned.
-    Reference: :func:`replica_updates`."""
+    """``obs``: ``weights`` = [kernel, bias] after one step, ``loss`` = what the step returned,
+    ``shifted_weights`` = the weights after one step of a second run whose tape results were
+    shifted by :data:`~autograder.checks.judge.TAPE_SHIFT` in every replica. Reference:
+    :func:`replica_updates`."""
     got = _weights(obs)
     ways = replica_updates(case)
     replicas = len(case["split"])
@@ -270,6 +273,16 @@ def make_distributed_step(case, obs, ctx):
         ctx.close(got[1], ways["global"][1], ", the bias after the step", rtol=1e-4, atol=1e-5)
     ctx.close(obs["loss"], ways["loss"], ", the loss it returns (the global batch's mean)",
               rtol=1e-4, atol=1e-5)
+    # In the shifted run each replica's tape returned its gradients + TAPE_SHIFT, and the
+    # strategy summed them: the right update is that of the global gradient + replicas x shift.
+    extra = float(case["lr"]) * replicas * TAPE_SHIFT
+    moved = (ways["global"][0] - extra, ways["global"][1] - extra)
+    if not _same_weights(_weights(obs, "shifted_weights"), moved):
+        ctx.fail(f"{ctx.what} returns the right weights, but not from the tape's gradients: when "
+                 f"the check shifted what each replica's tape returned by a constant, the step "
+                 f"did not move with it, so its gradients were computed beside the tape.",
+                 fix="apply the gradients each replica's tape returns.", mistake="M21",
+                 code="beside_tape")
 
 
 def _ratio(got, want, case) -> float | None:
