@@ -33,12 +33,12 @@ from ..mistakes import CATALOGUE
 __all__ = ["Exercise", "Context", "EXERCISES", "FINDINGS", "exercise", "load", "by_name",
            "render_finding", "judge_observation", "JUDGE_MODULES"]
 
-#: The modules of this package that register exercises (imported by :func:`load`).
 #: What the kernel halves add to every autodiff result in their experiments on where a value
 #: came from (:func:`autograder.checks.harness.shifted`), so the judges that replay them know it:
 #: far above every tolerance, and no round number a formula would hold.
 TAPE_SHIFT = 0.6180339887
 
+#: The modules of this package that register exercises (imported by :func:`load`).
 JUDGE_MODULES = ("tapes", "graphs", "control_flow", "software", "training", "pitfalls",
                  "scale")
 
