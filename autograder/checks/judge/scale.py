@@ -81,6 +81,18 @@ def _same_weights(got, want) -> bool:
         matches(got[1], want[1], rtol=1e-4, atol=1e-5)
 
 
+def _moved_with_the_tape(ctx, obs, want, whose: str, fix: str) -> None:
+    """Fail (M21 ``beside_tape``) unless ``shifted_weights``, the weights after the kernel's run
+    with every tape result shifted by TAPE_SHIFT, are ``want``: what the tape's shifted
+    gradients give."""
+    __tracebackhide__ = True
+    if not _same_weights(_weights(obs, "shifted_weights"), want):
+        ctx.fail(f"{ctx.what} returns the right weights, but not from the tape's gradients: when "
+                 f"the check shifted what {whose} returned by a constant, the step did not move "
+                 f"with it, so its gradients were computed beside the tape.", fix=fix,
+                 mistake="M21", code="beside_tape")
+
+
 # --------------------------------------------------------------------------- predictions
 
 def _plain_number(value) -> bool:
@@ -277,12 +289,8 @@ def make_distributed_step(case, obs, ctx):
     # strategy summed them: the right update is that of the global gradient + replicas x shift.
     extra = float(case["lr"]) * replicas * TAPE_SHIFT
     moved = (ways["global"][0] - extra, ways["global"][1] - extra)
-    if not _same_weights(_weights(obs, "shifted_weights"), moved):
-        ctx.fail(f"{ctx.what} returns the right weights, but not from the tape's gradients: when "
-                 f"the check shifted what each replica's tape returned by a constant, the step "
-                 f"did not move with it, so its gradients were computed beside the tape.",
-                 fix="apply the gradients each replica's tape returns.", mistake="M21",
-                 code="beside_tape")
+    _moved_with_the_tape(ctx, obs, moved, "each replica's tape",
+                         "apply the gradients each replica's tape returns.")
 
 
 def _ratio(got, want, case) -> float | None:
@@ -463,10 +471,5 @@ def make_clipped_step(case, obs, ctx):
                  f"way.", fix="let the optimizer apply the clipped gradients (read the "
                               "optimizer's apply_gradients).", mistake="M21",
                  code="optimizer_unused")
-    if not _same_weights(_weights(obs, "shifted_weights"),
-                         clipped_updates(case, TAPE_SHIFT)["right"]):
-        ctx.fail(f"{ctx.what} returns the right weights, but not from the tape's gradients: when "
-                 f"the check shifted what the tape returned by a constant, the step did not "
-                 f"move with it, so its gradients were computed beside the tape.",
-                 fix="clip the gradients the tape returns and apply those.", mistake="M21",
-                 code="beside_tape")
+    _moved_with_the_tape(ctx, obs, clipped_updates(case, TAPE_SHIFT)["right"], "the tape",
+                         "clip the gradients the tape returns and apply those.")
