@@ -1,8 +1,10 @@
 """utils.timing: the structure of its results, and that warm-up and tracing are never timed.
 No speed assertion: which mode wins depends on the machine."""
+import signal
 import time
 
 import matplotlib
+import pytest
 import tensorflow as tf
 
 from utils import timing
@@ -72,3 +74,20 @@ def test_plot_timings_draws_one_bar_per_mode_and_function():
     assert len(ax.patches) == 4
     assert "eager/graph" in ax.get_xticklabels()[0].get_text()
     assert ax.get_ylabel() == "median time per call (ms)"
+
+
+def test_time_limit_stops_a_python_loop_with_the_message_and_leaves_no_alarm():
+    from utils.timing import time_limit
+
+    before = signal.getsignal(signal.SIGALRM)
+    start = time.perf_counter()
+    with pytest.raises(TimeoutError, match="finite differences"):
+        with time_limit(1, "two_layer_numpy: finite differences"):
+            while True:
+                pass
+    assert 0.9 < time.perf_counter() - start < 30
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is before
+    with time_limit(5, "quick"):
+        total = sum(range(1000))
+    assert total == 499500 and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)

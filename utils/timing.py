@@ -13,8 +13,11 @@ robust to the odd slow run on a busy machine. All times are in seconds.
 """
 from __future__ import annotations
 
+import signal
 import statistics
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -202,3 +205,35 @@ def spread_verdict(first_s: list[float], second_s: list[float], first: str = "th
         return f"{second} ran {1 / ratio:.1f}x as fast as {first}"
     return (f"{first} and {second} ran about as fast ({second} / {first} = {ratio:.2f}, within "
             f"the {noise:.1f}x spread of the repeats)")
+
+
+@contextmanager
+def time_limit(seconds: int, message: str):
+    """Stop the block with ``TimeoutError(message)`` once it has run ``seconds`` of wall time.
+
+    For a lesson cell that calls a student's function on a large problem, where a wrong design
+    (finite differences over 200,000 weights, say) would otherwise hold the kernel for hours:
+    the student reads why instead of waiting. Uses ``SIGALRM``, so it stops Python code between
+    bytecodes (a single long NumPy or TensorFlow call finishes first). Where there is no
+    ``SIGALRM`` (Windows) or the block is not on the main thread, the block runs without a limit.
+
+    Args:
+        seconds: whole seconds, at least 1.
+        message: the ``TimeoutError``'s text: what ran too long and the likely reason.
+    Raises:
+        TimeoutError: the block was still running after ``seconds``.
+    """
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeoutError(message)
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(max(1, int(seconds)))
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
