@@ -1,5 +1,6 @@
 """notebooks/ is exactly what nbgrader generates from solutions/, with nothing to hide in it."""
 import re
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -14,7 +15,9 @@ ASSIGNMENTS = assignments(ROOT)
 
 @pytest.fixture(scope="module")
 def fresh_release() -> Path:
-    return release_to_temp(ASSIGNMENTS, root=ROOT)
+    out = release_to_temp(ASSIGNMENTS, root=ROOT)
+    yield out
+    shutil.rmtree(out, ignore_errors=True)
 
 
 def test_every_solution_has_a_release():
