@@ -71,7 +71,7 @@ def test_right_predictions_pass(capsys):
     pitfalls.check_predict_log(1)
     pitfalls.check_predict_iterator([1, 1, 1])
     pitfalls.check_predict_counter(1, 5)
-    pitfalls.check_predict_traces(3)
+    pitfalls.check_predict_traces(4)
     pitfalls.check_predict_gradients(3.0, 9, None)
     pitfalls.check_predict_xla([True, False, False])
     assert capsys.readouterr().out.count("1 case passed") == 8
@@ -86,7 +86,9 @@ def test_right_predictions_pass(capsys):
     (pitfalls.check_predict_iterator, ([1, 2, 3],), "M24", ["once, while tracing"]),
     (pitfalls.check_predict_counter, (5, 5), "M25", ["while TensorFlow traces"]),
     (pitfalls.check_predict_counter, (1, 1), None, ["op of the graph"]),
-    (pitfalls.check_predict_traces, (5,), "M26", ["traced by value"]),
+    (pitfalls.check_predict_traces, (5,), "M26", ["traced by value", "not Python numbers"]),
+    (pitfalls.check_predict_traces, (7,), "M26", ["np.float64 included"]),
+    (pitfalls.check_predict_traces, (3,), None, ["share a float64 one"]),
     (pitfalls.check_predict_gradients, (6.0, 9.0, None), None, ["a constant to the tape"]),
     (pitfalls.check_predict_gradients, (3.0, 27.0, None), None, ["stopped recording"]),
     (pitfalls.check_predict_gradients, (3.0, 9.0, 0.0), None, ["UnconnectedGradients.ZERO"]),
@@ -119,9 +121,9 @@ def test_a_reveal_cell_waits_for_the_prediction(capsys):
 
 
 def test_grading_a_prediction_shows_neither_the_answer_nor_the_guess():
-    assert grade("check_predict_traces", (3,), [None]) == 1
-    error = graded_failure("check_predict_traces", (5,), [None], "M26", "traced by value",
-                           secrets=["you predicted", "5"])
+    assert grade("check_predict_traces", (4,), [None]) == 1
+    error = graded_failure("check_predict_traces", (7,), [None], "M26", "traced by value",
+                           secrets=["you predicted", "7"])
     assert error.code == "wrong_prediction"
 
 

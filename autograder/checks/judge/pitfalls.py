@@ -257,20 +257,25 @@ def predict_counter(case, obs, ctx):
 
 
 @exercise("predict_traces", module=MODULE, cases=[None], label=PREDICTION_LABEL,
-          idea="each new Python float value is part of the trace key (step(0.1), step(0.2), "
-               "step(0.1) make two traces); float32 scalar tensors share one trace whatever "
-               "their values: 3 traces in all.")
+          idea="a Python float is part of the trace key by value (0.1 and 0.05 make two "
+               "traces), a NumPy scalar, np.float64 included, is converted to a tensor and "
+               "traced by dtype and shape like tf.constant: the float32 ones share a third "
+               "trace, the float64 ones a fourth: 4 in all.")
 def predict_traces(case, obs, ctx):
-    """``obs``: ``values`` = [predicted_traces]. Reference: 3 (0.1, 0.2, and one for both
-    float32 tensors)."""
+    """``obs``: ``values`` = [predicted_traces]. Reference: 4 (0.1; 0.05; np.float32(0.1),
+    np.float32(0.05) and tf.constant(0.3), float32 scalars; np.float64(0.4) and
+    np.float64(0.2), float64 scalars), as TensorFlow 2.21 traces them."""
     names = ("predicted_traces",)
     [traces] = got = _prediction_values(obs, names)
     _predicted(ctx, got, names, ("count",))
-    if not _same(traces, 3):
-        why = ("Python floats are traced by value: 0.1 and 0.2 make two graphs (the second "
-               "0.1 reuses the first), and the two float32 scalar tensors share a third.")
-        _wrong(ctx, names[0], traces, 3, why,
-               mistake="M26" if traces in (4, 5) else None)
+    if not _same(traces, 4):
+        why = ("Python floats are traced by value: 0.1 and 0.05 make two graphs. NumPy scalars "
+               "are not Python numbers to tf.function, np.float64 included: they are converted "
+               "to tensors and traced by dtype and shape, so the two np.float32 values share a "
+               "graph with tf.constant(0.3), and the two np.float64 values share a float64 one.")
+        # 5 to 7: the NumPy scalars taken by value, as Python numbers are
+        _wrong(ctx, names[0], traces, 4, why,
+               mistake="M26" if traces in (5, 6, 7) else None)
 
 
 @exercise("predict_gradients", module=MODULE, cases=[None], label=PREDICTION_LABEL,

@@ -17,7 +17,7 @@ lines of the answer stubs, in notebook order; each after a comment line ``# ----
 same copy in the answer cells. The release's code cells (the stubs and the given code around
 them) are also copydetect's boilerplate, so given code copied into an answer does not count. An
 answer cell whose own lines are shorter than one k-gram is left out (a prediction such as
-``predicted_traces = 3`` is what every right answer is); a new cell is left out unless one k-gram
+``predicted_traces = 4`` is what every right answer is); a new cell is left out unless one k-gram
 of its text (``noise_t`` characters) lies under no k-gram of the boilerplate, so a given cell
 changed in a number, or two given cells run as one, is not a document; a student with nothing
 left is left out too: two blank notebooks are not a copy.
@@ -168,7 +168,7 @@ def _answered(sources: dict[str, str], stubs: dict[str, str], noise_t: int, boil
     release's source), then of each of the ``new`` cells (label -> source) that counts; and the
     labels of the answer cells that hold code of their own (any filtered text). An answer cell
     is answered if its own lines hold at least ``noise_t`` characters of copydetect's filtered
-    text (one k-gram): a shorter answer (a prediction such as ``predicted_traces = 3``) has no
+    text (one k-gram): a shorter answer (a prediction such as ``predicted_traces = 4``) has no
     fingerprint of its own, and is what every right answer is. A new cell's own lines are its
     lines less those of every stub, as an answer's, and it counts if ``noise_t`` characters of
     them lie under no k-gram of ``boilerplate``."""

@@ -83,7 +83,7 @@ class WarmupSchedule(tf.Module):
         return tf.where(self.step < self.warmup_steps, ramp, self.base_lr)
 
 # %% predict_traces
-predicted_traces = 2 + 1
+predicted_traces = 2 + 2
 
 # %% descend
 def descend(w, grads, lrs):
