@@ -1363,7 +1363,7 @@ def hinge_total_range(scores):  # another spelling: a loop over tf.range, run in
 
 
 @tf.function
-def hinge_total_draft(scores):  # the notebook's draft: a Python range over the static length
+def hinge_total_draft(scores):  # the escape the notebook warns of: a Python range over the static length
     total = 0.0
     for i in range(len(scores)):  # a Python loop: AutoGraph's rules do not apply
         if scores[i] < 1.0:
@@ -1380,7 +1380,7 @@ def hinge_total_shape_range(scores):  # the draft with shape[0]: None for unknow
 
 
 @tf.function
-def hinge_total_broken(scores):  # the notebook's demonstration: both rules broken
+def hinge_total_broken(scores):  # the notebook's draft: both rules broken
     total = 0
     for s in scores:
         if s < 1.0:
