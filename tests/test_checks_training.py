@@ -14,7 +14,7 @@ from autograder.checks import judge, plain
 from autograder.checks import training as checks
 from autograder.checks.compare import CheckFailed
 from autograder.checks.kernel_entry import Entry
-from tests.expect import fails, flat
+from tests.expect import fails, fails_with, flat
 
 
 # ------------------------------------------------------------------ pipeline
@@ -703,17 +703,37 @@ def test_make_pipeline_with_right_predictions_still_needs_tf_data():
 
 def test_the_train_step_draft_has_the_three_bugs_the_notebook_names():
     draft = notebook_function("make_train_step_draft")
-    fails(checks.check_make_train_step, draft, "M05", says="inside")
-    tape_fixed = [("            logits = model(x, training=True)\n        loss = loss_fn(y, logits)",
-                   "            logits = model(x, training=True)\n            loss = loss_fn(y, logits)")]
-    fails(checks.check_make_train_step, notebook_function("make_train_step_draft", tape_fixed),
-          "M07", says="outside the tf.function")
-    both_fixed = tape_fixed + [("        optimizer = tf.keras.optimizers.Adam(learning_rate=3e-3)\n", "")]
-    fails(checks.check_make_train_step, notebook_function("make_train_step_draft", both_fixed),
+    fails(checks.check_make_train_step, draft, "M07", says="outside the tf.function")
+    no_optimizer = [("        optimizer = tf.keras.optimizers.Adam(learning_rate=3e-3)\n", "")]
+    fails(checks.check_make_train_step, notebook_function("make_train_step_draft", no_optimizer),
           says="with the logits computed before the update")
-    fixed = both_fixed + [("acc_metric.update_state(y, model(x, training=False))",
-                           "acc_metric.update_state(y, logits)")]
+    logits_kept = no_optimizer + [("acc_metric.update_state(y, model(x, training=False))",
+                                   "acc_metric.update_state(y, logits)")]
+    error = fails_with(checks.check_make_train_step,
+                       notebook_function("make_train_step_draft", logits_kept), "M97",
+                       "loss_metric and acc_metric hold the last batch alone")
+    assert error.code == "metrics_reset_in_step"
+    fixed = logits_kept + [("        loss_metric.reset_state()  # so that each step logs its own batch\n"
+                            "        acc_metric.reset_state()\n", "")]
     checks.check_make_train_step(notebook_function("make_train_step_draft", fixed), 3, 120)
+
+
+def test_a_step_that_resets_only_the_loss_metric_is_named_m97():
+    def make_train_step(model, optimizer, loss_fn, loss_metric, acc_metric):
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                logits = model(x, training=True)
+                loss = loss_fn(y, logits)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            loss_metric.reset_state()
+            loss_metric.update_state(loss)
+            acc_metric.update_state(y, logits)
+            return loss
+        return step
+
+    fails(checks.check_make_train_step, make_train_step, "M97", says="loss_metric holds the last")
 
 
 def test_the_train_step_predictions_are_what_tensorflow_does(digits):

@@ -400,6 +400,10 @@ CATALOGUE = {
             "first step's loss and its update is thrown away with the variables; nothing "
             "raises, the loss just never falls",
             "create the variables once, before the loop, and update the same ones in place"),
+    "M97": ("metrics reset inside the train step",
+            "reset_state() at every step leaves each metric holding the last batch alone: the "
+            "epoch's loss and accuracy in the log are one batch's, plausible and wrong",
+            "reset the metrics once per epoch, in the loop, and only update them in the step"),
 }
 
 #: M id -> short name, as messages show it.

@@ -517,6 +517,17 @@ def _no_tf_function(what):
 #: The run the train-step predictions are about (the notebook's cell after them): a fresh model
 #: and a fresh Adam, the student's make_train_step, this many epochs of train_ds, batches of
 #: this size of the digits' training split (seed 0).
+def _restarted(result, batch_value, running_value, rtol=1e-4, atol=1e-5) -> bool:
+    """Whether a metric's result is this batch's own value where the running value over every
+    batch so far differs (the step reset the metric: M97)."""
+    try:
+        result = float(result)
+    except (TypeError, ValueError):
+        return False
+    return (not np.isclose(batch_value, running_value, rtol=rtol, atol=atol)
+            and bool(np.isclose(result, batch_value, rtol=rtol, atol=atol)))
+
+
 PREDICTION_EPOCHS = 3
 PREDICTION_BATCH = 32
 
@@ -569,8 +580,8 @@ def _judge_step_prediction(ctx, predicted) -> None:
 @exercise("make_train_step", module=MODULE, cases=[(0, 32, 0.5, 3)],
           label=lambda case: f"seed {case[0]}, batch {case[1]}, SGD({case[2]})",
           idea="find and fix: the notebook's draft creates an optimizer inside the tf.function "
-               "(M07), computes the loss after the tape's block (M05) and measures accuracy "
-               "after the update; the fixed tf.function train step computes the loss on a "
+               "(M07), resets the metrics at every step (M97) and measures accuracy after the "
+               "update; the fixed tf.function train step computes the loss on a "
                "GradientTape, takes tape.gradient of it and lets the optimizer it was given "
                "apply the gradients (optimizer.iterations advances once per step), then "
                "updates its metrics with the logits of the forward pass; the student predicts "
@@ -640,6 +651,17 @@ def make_train_step(case, obs, ctx):
         if got_metric == 0.0:
             ctx.fail("loss_metric was never updated: call loss_metric.update_state(loss) in "
                      "train_step.")
+        # The loss metric decides (an accuracy of k/batch can meet a running one by chance).
+        if n_call > 0 and _restarted(got_metric, want_loss, np.mean(seen_losses)):
+            both = " and acc_metric hold" if _restarted(
+                got["acc_metric"], hits(logits, y) / batch, seen_hits / seen_n, 0, 1e-6) else \
+                " holds"
+            ctx.fail(f"after {n_call + 1} calls ({ctx.label}) loss_metric{both} the last batch "
+                     "alone, not every batch so far: the step resets it, so an epoch's log "
+                     "shows one batch's numbers.", mistake="M97",
+                     code="metrics_reset_in_step",
+                     fix="only update the metrics in train_step; the loop resets them once per "
+                         "epoch.")
         if not np.isclose(got_metric, np.mean(seen_losses), rtol=1e-4, atol=1e-5):
             values = (f", {np.mean(seen_losses):.5f}, got {got_metric:.5f}" if reveal else "")
             ctx.fail(f"loss_metric after {n_call + 1} calls should be the mean of the batch "
