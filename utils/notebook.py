@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 
 
 def fast_mode() -> bool:
@@ -135,10 +136,19 @@ NAME_HINT = ("{name!r} is not defined yet: run the cell that defines it first.\n
              "prediction, in it, run it, then run this cell again.")
 
 
+#: What a bare NotImplementedError (the stub of an unanswered cell) adds. TensorFlow raises
+#: NotImplementedError with a message of its own (``.numpy()`` in a graph), which gets none.
+STUB_HINT = ("This answer cell is not written yet: replace `raise NotImplementedError()`\n"
+             "with your answer (or prediction), then run it again.")
+
+
 def explain_missing_names() -> bool:
     """In a student's IPython kernel, end the traceback of every NameError with
     :data:`NAME_HINT` (an unanswered prediction or answer cell defines nothing, so its check,
-    under Validate too, fails with a NameError that otherwise says only "not defined").
+    under Validate too, fails with a NameError that otherwise says only "not defined"), and of
+    a NotImplementedError without a message (the stub an answer cell starts with) with
+    :data:`STUB_HINT`. Raised at the top level of a cell, the error is shown without its
+    traceback (the one line and the hint); raised inside a function, with it.
 
     Not in a grading kernel (``NBGRADER_EXECUTION=autograde``): there the grader words every
     graded cell's result itself and leaves the interpreter as the set-up found it.
@@ -158,12 +168,21 @@ def explain_missing_names() -> bool:
 
     def with_hint(shell, etype, value, tb, tb_offset=None):
         # IPython leaves the showing to the handler: the error, with the hint as its note.
-        name = getattr(value, "name", None)
-        if name and NAME_HINT.format(name=name) not in getattr(value, "__notes__", ()):
-            value.add_note(NAME_HINT.format(name=name))
-        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+        # A name missing at the top of the cell (a check run before its answer) needs no
+        # traceback; one missing inside a function keeps it, to show where.
+        hint = None
+        if etype is NameError and getattr(value, "name", None):
+            hint = NAME_HINT.format(name=value.name)
+        elif etype is NotImplementedError and not str(value):
+            hint = STUB_HINT
+        if hint and hint not in getattr(value, "__notes__", ()):
+            value.add_note(hint)
+        frames = list(traceback.walk_tb(tb))
+        at_top = bool(frames) and frames[-1][0].f_code.co_name == "<module>"
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset,
+                            exception_only=bool(hint) and at_top)
 
-    shell.set_custom_exc((NameError,), with_hint)
+    shell.set_custom_exc((NameError, NotImplementedError), with_hint)
     return True
 
 
