@@ -35,7 +35,10 @@ c.ServerApp.jpserver_extensions = {
 # Browser side: the same plugins left out of the page, as `jupyter labextension disable` would,
 # but for this server only (the environment stays as nbgrader installed it, for instructors).
 HIDDEN_PLUGINS = {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
-                  "@jupyter/nbgrader:course-list"}
+                  "@jupyter/nbgrader:course-list",
+                  # JupyterLab's "notified about official Jupyter news?" pop-up: a classroom may
+                  # be offline, and the question is not the student's to answer.
+                  "@jupyterlab/apputils-extension:announcements"}
 if not exchange:  # the Nbgrader menu would hold only these
     HIDDEN_PLUGINS |= {"@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:menu"}
 
@@ -48,3 +51,7 @@ def hide_instructor_plugins(handler, page_config):
 
 
 c.ServerApp.tornado_settings = {"page_config_hook": hide_instructor_plugins}
+
+# No news feed fetched and no update check (the pop-up's plugin is left out above).
+c.LabApp.news_url = None
+c.LabApp.check_for_updates_class = "jupyterlab.NeverCheckForUpdate"

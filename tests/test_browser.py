@@ -212,6 +212,11 @@ def test_student_works_through_a_check_in_jupyterlab(browser, tmp_path):
         assert setup.locator("[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
 
         exercise, check = cell_index(RELEASED, "square_grad"), cell_index(RELEASED, "square_grad_check")
+        # The check run before its answer: one line and what to do, no traceback.
+        early = run_cell(page, check).locator("[data-mime-type='application/vnd.jupyter.stderr']")
+        shot("check_before_its_answer")
+        assert "run the cell that defines it first" in early.inner_text(), early.inner_text()
+        assert "Traceback" not in early.inner_text() and "---->" not in early.inner_text()
         set_source(page, exercise, RIGHT_ANSWER)
         run_cell(page, exercise)
         passed = run_cell(page, check)
@@ -244,6 +249,8 @@ def test_student_works_through_a_check_in_jupyterlab(browser, tmp_path):
         assert body.evaluate("el => el.scrollWidth <= el.clientWidth + 2"), \
             "the Validate message runs off the dialog's right edge"
         page.keyboard.press("Escape")
+        # JupyterLab asked nothing of the student meanwhile (its news question is off).
+        assert page.get_by_text("official Jupyter news").count() == 0
 
         # A kernel started now (after Validate loaded the course's nbgrader configuration in
         # the server) runs as any student's kernel: not in grading mode.

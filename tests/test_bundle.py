@@ -139,6 +139,9 @@ def test_bundle_has_nbgraders_validate_button_and_what_it_runs_with(bundle, tmp_
     hidden = lab.ServerApp.tornado_settings["page_config_hook"](None, {})["disabledExtensions"]
     assert "@jupyter/nbgrader:formgrader" in hidden
     assert "@jupyter/nbgrader:validate-assignment" not in hidden
+    # No news pop-up over a student's notebook, no update check (LabApp's own switches).
+    assert lab.LabApp.news_url is None
+    assert lab.LabApp.check_for_updates_class == "jupyterlab.NeverCheckForUpdate"
     # The plugin is nbgrader 0.9's JupyterLab extension, shipped in its package.
     static = Path(nbgrader.__file__).parent / "labextension" / "static"
     assert any('id:"@jupyter/nbgrader:validate-assignment"' in p.read_text()
