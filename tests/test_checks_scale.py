@@ -164,23 +164,30 @@ HIDDEN_RUNS = [{"seed": 3, "steps": 5, "stop": 3, "batch": 2, "lr": 0.05, "decay
                 "momentum": 0.95}]
 
 
-def checkpoint_named(model, optimizer, iterator):
-    return tf.train.Checkpoint(model=model, optimizer=optimizer, iterator=iterator)
+def checkpoint_named(trainer):
+    return tf.train.Checkpoint(model=trainer.model, optimizer=trainer.optimizer,
+                               iterator=trainer.batches)
 
 
-def checkpoint_of_variables(model, optimizer, iterator):
-    return tf.train.Checkpoint(weights=model.trainable_variables, opt=optimizer, batches=iterator)
+def checkpoint_of_variables(trainer):
+    return tf.train.Checkpoint(weights=trainer.model.trainable_variables, opt=trainer.optimizer,
+                               batches=trainer.batches)
 
 
-def checkpoint_by_attribute(model, optimizer, iterator):
+def checkpoint_by_attribute(trainer):
     checkpoint = tf.train.Checkpoint()
-    checkpoint.net, checkpoint.optimizer, checkpoint.data = model, optimizer, iterator
+    checkpoint.net, checkpoint.optimizer = trainer.model, trainer.optimizer
+    checkpoint.data = trainer.batches
     return checkpoint
 
 
+def checkpoint_of_every_attribute(trainer):
+    return tf.train.Checkpoint(**vars(trainer))  # the dataset and the log too: harmless
+
+
 @pytest.mark.parametrize("answer", [checkpoint_named, checkpoint_of_variables,
-                                    checkpoint_by_attribute],
-                         ids=["keywords", "variables_list", "attributes"])
+                                    checkpoint_by_attribute, checkpoint_of_every_attribute],
+                         ids=["keywords", "variables_list", "attributes", "every_attribute"])
 def test_checkpoint_passes_right_answers(answer, capsys):
     checks.check_make_checkpoint(answer)
     checks.check_make_checkpoint(answer, cases=HIDDEN_RUNS, hidden=True)
@@ -188,15 +195,20 @@ def test_checkpoint_passes_right_answers(answer, capsys):
 
 
 @pytest.mark.parametrize("answer, mistake, says", [
-    (lambda m, o, i: tf.train.Checkpoint(model=m), "M89", "step count is back to 0"),
-    (lambda m, o, i: tf.train.Checkpoint(model=m, iterator=i), "M89", "starts again"),
-    (lambda m, o, i: tf.train.Checkpoint(model=m, step=o.iterations, iterator=i), "M89",
+    (lambda t: tf.train.Checkpoint(model=t.model), "M89", "step count is back to 0"),
+    (lambda t: tf.train.Checkpoint(model=t.model, iterator=t.batches), "M89", "starts again"),
+    (lambda t: tf.train.Checkpoint(model=t.model, step=t.optimizer.iterations,
+                                   iterator=t.batches), "M89",
      "right step count but no momentum"),
-    (lambda m, o, i: tf.train.Checkpoint(model=m, optimizer=o), "M90", "first batches again"),
-    (lambda m, o, i: tf.train.Checkpoint(iterator=i), None, "the kernel"),
-    (lambda m, o, i: {"model": m}, None, "tf.train.Checkpoint"),
-], ids=["draft_model_only", "model_and_data", "iterations_by_hand", "no_iterator", "data_only",
-        "not_a_checkpoint"])
+    (lambda t: tf.train.Checkpoint(model=t.model, optimizer=t.optimizer), "M90",
+     "first batches again"),
+    (lambda t: tf.train.Checkpoint(model=t.model, optimizer=t.optimizer, data=t.dataset),
+     "M90", "first batches again"),
+    (lambda t: tf.train.Checkpoint(trainer=t), "M98", "cannot save"),
+    (lambda t: tf.train.Checkpoint(iterator=t.batches), None, "the kernel"),
+    (lambda t: {"model": t.model}, None, "tf.train.Checkpoint"),
+], ids=["draft_model_only", "model_and_data", "iterations_by_hand", "no_iterator",
+        "dataset_not_iterator", "trainer_object", "data_only", "not_a_checkpoint"])
 def test_checkpoint_names_what_the_resume_lost(answer, mistake, says):
     fails(checks.check_make_checkpoint, answer, mistake, says=says)
 
@@ -204,7 +216,8 @@ def test_checkpoint_names_what_the_resume_lost(answer, mistake, says):
 def test_checkpoint_grading_path_names_m89_without_values():
     with pytest.raises(CheckFailed) as info:
         grade("check_make_checkpoint",
-              (lambda m, o, i: tf.train.Checkpoint(model=m, step=o.iterations, iterator=i),),
+              (lambda t: tf.train.Checkpoint(model=t.model, step=t.optimizer.iterations,
+                                             iterator=t.batches),),
               HIDDEN_RUNS[:1])
     assert info.value.mistake == "M89" and info.value.code == "slots_lost"
     assert not any(ch.isdigit() for ch in flat(info.value).replace("hidden case 1", "")

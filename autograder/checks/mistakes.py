@@ -404,6 +404,11 @@ CATALOGUE = {
             "reset_state() at every step leaves each metric holding the last batch alone: the "
             "epoch's loss and accuracy in the log are one batch's, plausible and wrong",
             "reset the metrics once per epoch, in the loop, and only update them in the step"),
+    "M98": ("a Python value in a checkpoint",
+            "tf.train.Checkpoint tracks objects that TensorFlow can save (models, optimizers, "
+            "iterators, tf.Variables); a plain Python object, int or float given to it raises",
+            "name each trackable piece of the state the run needs; a Python number the run "
+            "needs goes in a tf.Variable"),
 }
 
 #: M id -> short name, as messages show it.

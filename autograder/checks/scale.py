@@ -11,6 +11,7 @@ and each wrong way this lesson teaches, and decides. No reference is computed he
 """
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 
@@ -112,59 +113,90 @@ check_make_distributed_step = exercise_check("check_make_distributed_step",
                                              collect_make_distributed_step)
 
 
+class Trainer:
+    """What 08's training loop keeps between steps, as its notebook defines it: ``model``,
+    ``optimizer``, ``dataset`` (the tf.data.Dataset), ``batches`` (the iterator the loop takes
+    its batches from) and ``losses`` (the log: a Python list, one loss per step)."""
+
+    def __init__(self, model, optimizer, dataset):
+        self.model = model
+        self.optimizer = optimizer
+        self.dataset = dataset
+        self.batches = iter(dataset)
+        self.losses = []
+
+
 def _training(case, kernel, bias, x, y):
-    """The checks' model, optimizer (SGD, momentum, ExponentialDecay with decay_steps=1),
-    iterator over batches of ``batch`` rows and train step."""
+    """The checks' trainer (SGD with momentum and ExponentialDecay with decay_steps=1, batches
+    of ``batch`` rows in order) and its train step."""
     model = linear_model(kernel, bias)
     schedule = tf.keras.optimizers.schedules.ExponentialDecay(
         float(case["lr"]), decay_steps=1, decay_rate=float(case["decay"]))
     optimizer = tf.keras.optimizers.SGD(schedule, momentum=float(case["momentum"]))
     optimizer.build(model.trainable_variables)
-    iterator = iter(tf.data.Dataset.from_tensor_slices((x, y)).batch(int(case["batch"])))
+    trainer = Trainer(model, optimizer, tf.data.Dataset.from_tensor_slices((x, y)).batch(
+        int(case["batch"])))
 
     def step():
-        xb, yb = next(iterator)
+        xb, yb = next(trainer.batches)
         with tf.GradientTape() as tape:
             loss = tf.reduce_mean(tf.square(model(xb) - yb))
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        trainer.losses.append(float(loss))
 
-    return model, optimizer, iterator, step
+    return trainer, step
+
+
+def _not_trackable(error, what):
+    """make_checkpoint's own detector: tf.train.Checkpoint given a value it cannot track."""
+    if isinstance(error, ValueError) and "to be a trackable object" in str(error):
+        return ("M98", f"{what}: tf.train.Checkpoint was given something it cannot save: it takes "
+                "trackable objects (a model, an optimizer, a data iterator, tf.Variables), each "
+                "by a name, and a plain Python object, int or float is none of them.",
+                "give the checkpoint, each under a name of your choice, the pieces of the "
+                "trainer's state that the run reads (read tf.train.Checkpoint's keyword "
+                "arguments); leave out what the run does not read.")
+    return None
 
 
 def collect_make_checkpoint(make_fn, case, ctx):
-    """Kernel half of ``check_make_checkpoint``: trains the checks' model ``stop`` steps,
-    saves ``make_fn(model, optimizer, iterator)``, then builds a fresh model (other weights), a
-    fresh optimizer and a fresh iterator, restores ``make_fn`` of those from the save and trains
+    """Kernel half of ``check_make_checkpoint``: trains the checks' trainer (:class:`Trainer`)
+    ``stop`` steps, saves ``make_fn(trainer)``, then builds a fresh trainer (a model with other
+    weights, a fresh optimizer and iterator), restores ``make_fn`` of it from the save and trains
     the remaining ``steps - stop`` steps.
 
     Returns:
         ``{"weights": [kernel, bias] at the end, "iterations": the fresh optimizer's step
         count just after the restore}``.
+    Raises:
+        CheckFailed: not a tf.train.Checkpoint; M98, a value a checkpoint cannot track.
     """
     __tracebackhide__ = True
     steps, seed = int(case["steps"]), int(case["seed"])
     kernel, bias, x, y = case_data(seed, steps * int(case["batch"]))
     other_kernel, other_bias, _, _ = case_data(seed + 1, 1)
     folder = tempfile.mkdtemp(prefix="checkpoint-check-")
+    not_trackable = functools.partial(_not_trackable, what=ctx.what)
     try:
-        model, optimizer, iterator, step = _training(case, kernel, bias, x, y)
+        trainer, step = _training(case, kernel, bias, x, y)
         for _ in range(int(case["stop"])):
             step()
-        checkpoint = call(make_fn, model, optimizer, iterator, what=ctx.what)
+        checkpoint = call(make_fn, trainer, what=ctx.what, explain=not_trackable)
         if not isinstance(checkpoint, tf.train.Checkpoint):
             fail(f"{ctx.what} should return a tf.train.Checkpoint.",
                  fix="return a tf.train.Checkpoint of the training state.", code="type")
-        path = call(checkpoint.save, f"{folder}/ckpt", what=f"saving {ctx.what}")
-        model, optimizer, iterator, step = _training(case, other_kernel, other_bias, x, y)
-        fresh = call(make_fn, model, optimizer, iterator, what=ctx.what)
+        path = call(checkpoint.save, f"{folder}/ckpt", what=f"saving {ctx.what}",
+                    explain=not_trackable)
+        trainer, step = _training(case, other_kernel, other_bias, x, y)
+        fresh = call(make_fn, trainer, what=ctx.what, explain=not_trackable)
         call(fresh.restore, path, what=f"restoring {ctx.what}")
-        iterations = int(optimizer.iterations.numpy())
+        iterations = int(trainer.optimizer.iterations.numpy())
         for _ in range(steps - int(case["stop"])):
             call(step, what=f"{ctx.what}, training after the restore")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return {"weights": _plain_weights(model), "iterations": iterations}
+    return {"weights": _plain_weights(trainer.model), "iterations": iterations}
 
 
 check_make_checkpoint = exercise_check("check_make_checkpoint", collect_make_checkpoint)

@@ -27,8 +27,9 @@ def make_distributed_step(strategy, model, optimizer, global_batch_size):
     return step
 
 # %% make_checkpoint
-def make_checkpoint(model, optimizer, iterator):
-    return tf.train.Checkpoint(weights=model.trainable_variables, opt=optimizer, batches=iterator)
+def make_checkpoint(trainer):
+    return tf.train.Checkpoint(weights=trainer.model.trainable_variables, opt=trainer.optimizer,
+                               data=trainer.batches)
 
 # %% predict_export
 predicted_kept = 2

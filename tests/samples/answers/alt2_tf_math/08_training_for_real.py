@@ -24,11 +24,11 @@ def make_distributed_step(strategy, model, optimizer, global_batch_size):
     return step
 
 # %% make_checkpoint
-def make_checkpoint(model, optimizer, iterator):
+def make_checkpoint(trainer):
     checkpoint = tf.train.Checkpoint()
-    checkpoint.net = model
-    checkpoint.optimizer = optimizer
-    checkpoint.data = iterator
+    checkpoint.net = trainer.model
+    checkpoint.optimizer = trainer.optimizer
+    checkpoint.data = trainer.batches
     return checkpoint
 
 # %% predict_export

@@ -24,8 +24,8 @@ def make_distributed_step(strategy, model, optimizer, global_batch_size):
     return step
 
 # %% make_checkpoint
-def make_checkpoint(model, optimizer, iterator):
-    return tf.train.Checkpoint(model=model)
+def make_checkpoint(trainer):
+    return tf.train.Checkpoint(model=trainer.model)
 
 # %% make_clipped_step
 def make_clipped_step(model, optimizer, clip_norm):

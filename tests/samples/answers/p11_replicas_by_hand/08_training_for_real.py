@@ -23,8 +23,9 @@ def make_distributed_step(strategy, model, optimizer, global_batch_size):
     return step
 
 # %% make_checkpoint
-def make_checkpoint(model, optimizer, iterator):
-    return tf.train.Checkpoint(model=model, step=optimizer.iterations, iterator=iterator)
+def make_checkpoint(trainer):
+    return tf.train.Checkpoint(model=trainer.model, step=trainer.optimizer.iterations,
+                               iterator=trainer.batches)
 
 # %% predict_clipping
 predicted_global_keeps, predicted_per_tensor_keeps = True, True
