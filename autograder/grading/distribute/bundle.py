@@ -90,8 +90,9 @@ README = """\
 # TensorFlow 2 autodiff and graph mode: the student workbook
 
 Jupyter assignments on `tf.GradientTape`, persistent and nested tapes, `tf.function` and
-AutoGraph, control flow in graph mode, deep learning software, a custom training loop, and
-graph-mode pitfalls and debugging. Each exercise has a check you run yourself; your instructor
+AutoGraph, control flow in graph mode, deep learning software, a custom training loop,
+graph-mode pitfalls and debugging, and training for real (distribution, checkpoints, export,
+gradient clipping, mixed precision). Each exercise has a check you run yourself; your instructor
 grades your notebooks with other inputs.
 
 | folder | what |
