@@ -82,6 +82,19 @@ def test_score_table_shows_points_problems_and_messages():
     assert "01_x / a" in summary and "1/1" in summary and "1 x M01: unwatched tf.constant" in summary
 
 
+def test_unanswered_work_is_two_reasons_in_the_summary_whatever_the_exercise():
+    # An untouched notebook: one stub reached by its test, three checks missing their names.
+    messages = {"test_a": "CheckFailed: a (hidden case 1) is not written yet: it raises NotImplementedError.",
+                **{f"test_{n}": f"CheckFailed: {n} (hidden case 1) could not be tested: a name it "
+                                f"uses is not defined ({n})." for n in ("b", "c", "d")}}
+    blank = NotebookGrade("ben", "01_x", "01_x", {k: (0, 1) for k in messages}, messages)
+    blank.executed = True
+    summary = class_summary([blank])
+    assert "  1 x exercise not answered (NotImplementedError)" in summary, summary
+    assert "  3 x a name the check needs is not defined" in summary, summary
+    assert "could not be tested" not in summary
+
+
 def test_benchmark_class_spans_every_assignment_with_twenty_students(tmp_path):
     pairs = build_class(tmp_path, 20)
     assert len({s for s, _ in pairs}) == 20

@@ -279,13 +279,22 @@ def cell_rates(grades: list[NotebookGrade]) -> dict[tuple[str, str], tuple[int, 
     return {key: tuple(rates[key]) for key in sorted(rates, key=lambda key: key[0])}
 
 
+#: Reason groups for unanswered work, whatever the exercise: the answer cell's stub, and a check
+#: that needs a name an unanswered (or unrun) answer cell did not define.
+NOT_ANSWERED_KIND = "exercise not answered (NotImplementedError)"
+NOT_DEFINED_KIND = "a name the check needs is not defined (an answer cell not answered or not run)"
+
+
 def _message_kind(message: str) -> str:
-    """Group a failure message: by its mistake id when it names one, else by its first words."""
+    """Group a failure message: by its mistake id when it names one, unanswered work as one of
+    two kinds whatever the exercise and name, else by its first words."""
     match = re.search(r"\[(M\d\d): ([^\]]+)\]", message)
     if match:
         return f"{match.group(1)}: {match.group(2)}"
     if "NotImplementedError" in message or "not written yet" in message:
-        return "exercise not answered (NotImplementedError)"
+        return NOT_ANSWERED_KIND
+    if "could not be tested: a name it uses is not defined" in message:
+        return NOT_DEFINED_KIND
     return _clip(message, 90)
 
 
