@@ -514,9 +514,6 @@ def _no_tf_function(what):
             "define the train step as a tf.function inside and return it.")
 
 
-#: The run the train-step predictions are about (the notebook's cell after them): a fresh model
-#: and a fresh Adam, the student's make_train_step, this many epochs of train_ds, batches of
-#: this size of the digits' training split (seed 0).
 def _restarted(result, batch_value, running_value, rtol=1e-4, atol=1e-5) -> bool:
     """Whether a metric's result is this batch's own value where the running value over every
     batch so far differs (the step reset the metric: M97)."""
@@ -528,6 +525,9 @@ def _restarted(result, batch_value, running_value, rtol=1e-4, atol=1e-5) -> bool
             and bool(np.isclose(result, batch_value, rtol=rtol, atol=atol)))
 
 
+#: The run the train-step predictions are about (the notebook's cell after them): a fresh model
+#: and a fresh Adam, the student's make_train_step, this many epochs of train_ds, batches of
+#: this size of the digits' training split (seed 0).
 PREDICTION_EPOCHS = 3
 PREDICTION_BATCH = 32
 
