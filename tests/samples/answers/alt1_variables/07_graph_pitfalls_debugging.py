@@ -104,7 +104,7 @@ class WarmupSchedule(tf.Module):
         return self.base_lr * fraction
 
 # %% predict_traces
-predicted_traces = 3
+predicted_traces = 4
 
 # %% descend
 @tf.function
