@@ -84,9 +84,14 @@ def test_score_table_shows_points_problems_and_messages():
 
 def test_unanswered_work_is_two_reasons_in_the_summary_whatever_the_exercise():
     # An untouched notebook: one stub reached by its test, three checks missing their names.
-    messages = {"test_a": "CheckFailed: a (hidden case 1) is not written yet: it raises NotImplementedError.",
-                **{f"test_{n}": f"CheckFailed: {n} (hidden case 1) could not be tested: a name it "
-                                f"uses is not defined ({n})." for n in ("b", "c", "d")}}
+    from autograder.checks.judge import FINDINGS
+
+    def finding(code, what, type_=""):
+        return "CheckFailed: " + FINDINGS[code][0].format(what=what, type=type_)
+
+    messages = {"test_a": finding("not_answered", "a (hidden case 1)"),
+                **{f"test_{n}": finding("not_defined", f"{n} (hidden case 1)", n)
+                   for n in ("b", "c", "d")}}
     blank = NotebookGrade("ben", "01_x", "01_x", {k: (0, 1) for k in messages}, messages)
     blank.executed = True
     summary = class_summary([blank])

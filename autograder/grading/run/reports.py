@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from autograder.checks.judge import FINDINGS
 from autograder.grading.failures import Outcome
 from autograder.grading.intake.student_ids import read_ids
 from autograder.grading.layout import OutputLayout
@@ -283,6 +284,8 @@ def cell_rates(grades: list[NotebookGrade]) -> dict[tuple[str, str], tuple[int, 
 #: that needs a name an unanswered (or unrun) answer cell did not define.
 NOT_ANSWERED_KIND = "exercise not answered (NotImplementedError)"
 NOT_DEFINED_KIND = "a name the check needs is not defined (an answer cell not answered or not run)"
+#: The fixed words of that finding's message, between the call and the name (judge.FINDINGS).
+_NOT_DEFINED_TEXT = FINDINGS["not_defined"][0].split("{what} ", 1)[1].split(" ({type})", 1)[0]
 
 
 def _message_kind(message: str) -> str:
@@ -293,7 +296,7 @@ def _message_kind(message: str) -> str:
         return f"{match.group(1)}: {match.group(2)}"
     if "NotImplementedError" in message or "not written yet" in message:
         return NOT_ANSWERED_KIND
-    if "could not be tested: a name it uses is not defined" in message:
+    if _NOT_DEFINED_TEXT in message:
         return NOT_DEFINED_KIND
     return _clip(message, 90)
 
