@@ -197,7 +197,7 @@ def module_fix_texts(path: Path, fix_positions: dict) -> list[tuple[str, str]]:
             for value in node.value.values:
                 add(value, _findings_fix(value, names))
         elif isinstance(node, ast.Tuple) and len(node.elts) == 3 and isinstance(
-                node.elts[0], ast.Constant) and re.fullmatch(r"M\d\d", str(node.elts[0].value)):
+                node.elts[0], ast.Constant) and re.fullmatch(r"M\d+", str(node.elts[0].value)):
             add(node, _strings(node.elts[2], names))
         elif isinstance(node, ast.Call):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else \

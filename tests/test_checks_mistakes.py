@@ -20,7 +20,7 @@ CHECKS = ROOT / "autograder" / "checks"
 def _ids(paths, letter):
     found = set()
     for path in paths:
-        found |= set(re.findall(rf"\b{letter}\d\d\b", path.read_text()))
+        found |= set(re.findall(rf"\b{letter}\d\d+\b", path.read_text()))
     return found
 
 

@@ -377,6 +377,61 @@ def test_second_derivative_rejects_two_calls_on_one_tape():
     fails_with(tapes.check_second_derivative, second_derivative_one_tape, "M04", "persistent")
 
 
+def second_derivative_draft(f, x):
+    # the notebook's draft: y differentiated again, and the inner gradient under stop_recording
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        with outer.stop_recording():
+            dy_dx = inner.gradient(y, x)
+    return dy_dx, outer.gradient(y, x)
+
+
+def second_derivative_paused(f, x):
+    # the draft with its first bug fixed: the right target, the outer tape still paused
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        with outer.stop_recording():
+            dy_dx = inner.gradient(y, x)
+    return dy_dx, outer.gradient(dy_dx, x)
+
+
+def second_derivative_value_again(f, x):
+    # the draft with its second bug fixed first: the outer tape records, but differentiates y
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        dy_dx = inner.gradient(y, x)
+    return dy_dx, outer.gradient(y, x)
+
+
+def test_second_derivative_names_the_drafts_bugs_one_at_a_time():
+    fails_with(tapes.check_second_derivative, second_derivative_draft, "M99", "f''(x) is f'(x) again",
+               "gradient of dy_dx")
+    fails_with(tapes.check_second_derivative, second_derivative_value_again, "M99", "differentiated f's value")
+    fails_with(tapes.check_second_derivative, second_derivative_paused, "M100", "stop_recording",
+               "inside the outer block")
+
+
+def test_grading_names_the_drafts_bugs_without_showing_the_hidden_input():
+    graded_failure("check_second_derivative", second_derivative_draft, [("x**3", 0.7)], "M99",
+                   secrets=("0.7", "1.47"))
+    graded_failure("check_second_derivative", second_derivative_paused, [("x**3", 0.7)], "M100",
+                   secrets=("0.7",))
+
+
+def test_second_derivative_after_the_block_stays_m05_not_m100():
+    error = fails_with(tapes.check_second_derivative, second_derivative_inner_outside, "M05")
+    assert "stop_recording" not in flat(error)
+
+
 # ---------------------------------------------------------------- 02: product_grads
 
 def product_grads(a, b):
@@ -1473,6 +1528,21 @@ def test_hvp_accepts_forward_over_back_in_two_spellings(capsys):
     assert capsys.readouterr().out.count("hvp: 3 cases passed") == 2
 
 
+def hvp_draft(f, x, v):
+    # the notebook's draft: the jvp of f's value, grad f . v, where the gradient's was meant
+    with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        tape.gradient(y, x)
+    return acc.jvp(y)
+
+
+def test_hvp_draft_is_named_the_jvp_of_the_value_in_the_kernel_and_in_grading():
+    fails_with(tapes.check_hvp, hvp_draft, "M101", "derivative of f along v", "jvp of the tape's gradient")
+    graded_failure("check_hvp", hvp_draft, [{"f": "coupled", "n": 17, "seed": 7}], "M101")
+
+
 def test_hvp_rejects_the_full_hessian_times_v_with_m45():
     # the right numbers without the idea: H is built, then multiplied
     fails_with(tapes.check_hvp, hvp_full_hessian, "M45", "full Hessian", "n * n")
@@ -1662,7 +1732,7 @@ def test_grads_from_one_tape_accepts_a_persistent_tape_of_a_variable(capsys):
     assert "passed" in capsys.readouterr().out
 
 
-def second_derivative_draft(f, x):
+def second_derivative_after_block_unwatched(f, x):
     with tf.GradientTape() as outer:
         with tf.GradientTape() as inner:
             inner.watch(x)
@@ -1681,8 +1751,8 @@ def second_derivative_watching_both_at_once(f, x):
     return inner_done, outer.gradient(inner_done, x)
 
 
-def test_second_derivative_draft_fails_with_m05_and_each_half_fix_with_the_other_bug():
-    fails_with(tapes.check_second_derivative, second_derivative_draft, "M05", "outer tape")
+def test_second_derivative_after_block_unwatched_fails_with_m05_and_each_half_fix_with_the_other_bug():
+    fails_with(tapes.check_second_derivative, second_derivative_after_block_unwatched, "M05", "outer tape")
     # the gradient moved inside, x still unwatched by the outer tape; and the reverse
     fails_with(tapes.check_second_derivative, second_derivative_outer_unwatched, "M01", "watch")
     fails_with(tapes.check_second_derivative, second_derivative_inner_outside, "M05",
@@ -1814,7 +1884,7 @@ def test_hessian_accepts_rows_from_a_persistent_outer_tape(capsys):
     assert "passed" in capsys.readouterr().out
 
 
-def hvp_draft(f, x, v):
+def hvp_gradient_after_the_block(f, x, v):
     with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:
         with tf.GradientTape() as tape:
             tape.watch(x)
@@ -1823,15 +1893,15 @@ def hvp_draft(f, x, v):
     return acc.jvp(g)
 
 
-def test_hvp_draft_fails_with_m05_in_the_kernel_and_in_grading():
-    fails_with(tapes.check_hvp, hvp_draft, "M05", "with` block",
+def test_hvp_gradient_after_the_block_fails_with_m05_in_the_kernel_and_in_grading():
+    fails_with(tapes.check_hvp, hvp_gradient_after_the_block, "M05", "with` block",
                "the accumulator's jvp of that gradient")
-    graded_failure("check_hvp", hvp_draft, [{"f": "coupled", "n": 9, "seed": 4}], "M05",
+    graded_failure("check_hvp", hvp_gradient_after_the_block, [{"f": "coupled", "n": 9, "seed": 4}], "M05",
                    "after the block closed", secrets=("coupled",))
 
 
 def test_grading_words_the_inner_gradient_outside_for_what_was_written():
-    error = graded_failure("check_second_derivative", second_derivative_draft, [("x**3", 0.7)],
+    error = graded_failure("check_second_derivative", second_derivative_after_block_unwatched, [("x**3", 0.7)],
                            "M05", "take the first derivative inside the outer tape's block",
                            "outer block", secrets=("0.7",))
     assert error.code == "inner_gradient_outside"

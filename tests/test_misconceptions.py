@@ -86,7 +86,7 @@ def klass(real):
         grade("bob", {"test_square_grad": real["M01"]}),
         grade("cat", {"test_square_grad": real["M02"],
                       "test_fit_line": "CheckFailed: [M03: variable replaced by a tensor] fit_line: w is a tensor"}),
-        grade("dan", {"test_square_grad": "CheckFailed: [M99: evil\x1b[31m] square_grad: forged",
+        grade("dan", {"test_square_grad": "CheckFailed: [M999: evil\x1b[31m] square_grad: forged",
                       "test_train_step": "CheckFailed: " + FORGED_NAME + " train_step: forged name",
                       "test_fit_line": "NotImplementedError: the exercise was not answered"}),
         grade("eve", {"test_sum_squared_grad": "AssertionError: got '[M05: loss computed outside the tape]'",
@@ -106,7 +106,7 @@ def test_real_messages_open_with_their_catalogued_mistake(real):
     assert real["M01"].startswith("CheckFailed: [M01: unwatched tf.constant] square_grad (input ")
     assert message_mistake(real["M01"]) == "M01" and message_mistake(real["M02"]) == "M02"
     assert message_mistake(real["M01 sum"]) == "M01"
-    assert message_mistake("CheckFailed: [M99: evil] x") is None  # not in the catalogue
+    assert message_mistake("CheckFailed: [M999: evil] x") is None  # not in the catalogue
     assert message_mistake("AssertionError: [M01: unwatched tf.constant]") is None  # not the check's
     assert message_mistake("CheckFailed: x. Note [M19: ...]") is None  # a note, not the diagnosis
     assert message_mistake(None) is None and message_mistake(b"CheckFailed: [M01: x]") is None
@@ -128,7 +128,7 @@ def test_counts_are_distinct_graded_students_per_cell_and_catalogued_id(klass):
     square = [r for r in rows if r.grade_id == "test_square_grad"]
     assert [r.share for r in square] == [2 / 6, 1 / 6]
     assert all(0 <= r.share <= 1 for r in rows)
-    assert not any(r.mistake_id in ("M99", "M05", "M19") for r in rows)  # forged, echoed, a note
+    assert not any(r.mistake_id in ("M999", "M05", "M19") for r in rows)  # forged, echoed, a note
     assert all(r.mistake_name == MISTAKES[r.mistake_id] for r in rows)
 
 
@@ -168,7 +168,7 @@ def test_summary_lines(klass):
     text = "\n".join(lines)
     half = summary_lines([MistakeCount(A, "test_fit_line", "M03", MISTAKES["M03"], 1, 8)])
     assert half[1] == f"  {A} / fit_line: 13% M03 variable replaced by a tensor (1/8)"  # halves up
-    assert "evil" not in text and "M99" not in text and "\x1b" not in text
+    assert "evil" not in text and "M999" not in text and "\x1b" not in text
 
 
 def test_lines_escape_what_a_submission_chose():

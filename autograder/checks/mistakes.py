@@ -409,6 +409,19 @@ CATALOGUE = {
             "iterators, tf.Variables); a plain Python object, int or float given to it raises",
             "name each trackable piece of the state the run needs; a Python number the run "
             "needs goes in a tf.Variable"),
+    "M99": ("the value differentiated again where its derivative was meant",
+            "outer.gradient(y, x) with nested tapes gives dy/dx a second time: the outer tape "
+            "differentiates the target it is given, and y is f itself",
+            "ask the outer tape for the gradient of the first derivative (the inner tape's "
+            "result)"),
+    "M100": ("the inner gradient computed while the outer tape was paused",
+             "under outer.stop_recording() the outer tape records nothing, so it has no path "
+             "from the first derivative back to x: its gradient is None",
+             "compute the inner gradient inside the outer block, where the outer tape records"),
+    "M101": ("the jvp of the function where the jvp of its gradient was meant",
+             "acc.jvp(y) of a scalar f is its derivative along the tangent, grad f . v: one "
+             "number, not the Hessian-vector product",
+             "take the accumulator's jvp of the gradient the tape computed inside its block"),
 }
 
 #: M id -> short name, as messages show it.

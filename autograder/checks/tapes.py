@@ -48,6 +48,13 @@ M45       an autodiff call returned n * n entries (the full       hvp
 M46       a correct derivative by another spelling than the       second_derivative, hessian (a jvp
           exercise asks, which says why: the message says it is  where nested tapes are asked),
           correct                                                 hvp (back-over-back)
+M99       f''(x) produced by a tape call that differentiated      second_derivative
+          f's value again, not the first derivative (it equals
+          f'(x))
+M100      f''(x) None even for a tf.Variable, but not once         second_derivative
+          ``GradientTape.stop_recording`` pauses nothing
+M101      a scalar jvp equal to grad f . v (the accumulator's     hvp
+          jvp of f's value, not of the gradient)
 ========  =====================================================  ===================================
 
 Hidden cases carry their functions as source text (``{"tf": "def f(x): ...", "np": ...}``,
@@ -580,6 +587,20 @@ def _case_function(case, named: dict, what: str):
     return named[name], x
 
 
+def _records_when_unpaused(run, x) -> bool:
+    """Whether ``run`` on a tf.Variable ``x`` gives an f''(x) that is not None once
+    ``GradientTape.stop_recording`` pauses nothing (the experiment that names M100: the inner
+    gradient computed while the outer tape was paused). An error in that run answers False."""
+    original = tf.GradientTape.stop_recording
+    tf.GradientTape.stop_recording = lambda self: contextlib.nullcontext()
+    try:
+        return run(tf.Variable(np.float32(x)))[1] is not None
+    except Exception:  # the run's own errors are named by the first run, not by this experiment
+        return False
+    finally:
+        tf.GradientTape.stop_recording = original
+
+
 def collect_second_derivative(fn, case, ctx):
     """Kernel half of ``check_second_derivative(fn)``: ``second_derivative(f, x)`` returns
     ``(f'(x), f''(x))`` computed with nested tapes.
@@ -592,15 +613,18 @@ def collect_second_derivative(fn, case, ctx):
 
     Returns:
         ``{"dy_dx", "d2y_dx2", "first_from_tape": bool, "second_nested": bool,
-        "second_forward": f''(x) came from ForwardAccumulator.jvp (forward-over-back),
+        "second_from_tape": an autodiff call produced f''(x), "second_forward": it was a
+        ForwardAccumulator.jvp (forward-over-back),
         "moved": in a second call with every autodiff result shifted by
         :data:`~autograder.checks.harness.TAPE_SHIFT`, both returned values were those
         shifted results (False for values computed beside the tape calls)}``.
     Raises:
         CheckFailed: M04 on a second gradient call on a non-persistent tape; M01 when a
             derivative is None for a constant but not for a tf.Variable (a tape did not watch
-            x); M05 when f''(x) is None even for a variable (the inner gradient was computed
-            after the outer tape's block closed).
+            x); M100 when f''(x) is None even for a variable but not once
+            ``GradientTape.stop_recording`` pauses nothing (the inner gradient computed while the
+            outer tape was paused); M05 when it is None even then (the inner gradient was
+            computed after the outer tape's block closed).
     """
     __tracebackhide__ = True
     what = ctx.what
@@ -617,6 +641,14 @@ def collect_second_derivative(fn, case, ctx):
         if dy_v is None:
             fail(f"{what}: f'(x) is None even for a tf.Variable.", mistake="M05",
                  fix="the inner tape records only inside its block: compute f's value there.")
+        if d2y_v is None and _records_when_unpaused(run, x):
+            fail(f"{what}: f''(x) is None: the first derivative was computed while the outer "
+                 f"tape was paused (GradientTape.stop_recording), so the outer tape has no "
+                 f"record of how f'(x) depends on x (run again with stop_recording left out, "
+                 f"f''(x) is not None).", mistake="M100", code="inner_gradient_paused",
+                 fix="take the inner tape's gradient where the outer tape records: inside the "
+                     "outer block, not under stop_recording; the outer tape keeping that record "
+                     "is what makes the second derivative.")
         if d2y_v is None:
             fail(f"{what}: f''(x) is None: the outer tape never recorded how f'(x) depends "
                  f"on x.", mistake="M05", code="inner_gradient_outside",
@@ -629,6 +661,7 @@ def collect_second_derivative(fn, case, ctx):
                  "GradientTape.watch), first thing inside its block.")
     second = record.producers(d2y)
     observed = {"dy_dx": dy, "d2y_dx2": d2y, "first_from_tape": bool(record.producers(dy)),
+                "second_from_tape": bool(second),
                 "second_nested": any(record.derived(c) for c in second),
                 "second_forward": bool(second) and all(c.forward for c in second),
                 "moved": False}
@@ -897,7 +930,7 @@ def collect_hvp(fn, case, ctx):
         call returned, "calls": how many autodiff calls were made}``.
     Raises:
         CheckFailed: the causes :func:`harness.call` names; M05 when None is returned (the
-            gradient computed after the accumulator's block closed, as the notebook's draft).
+            gradient computed after the accumulator's block closed).
     """
     __tracebackhide__ = True
     what = ctx.what

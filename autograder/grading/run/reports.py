@@ -291,7 +291,7 @@ _NOT_DEFINED_TEXT = FINDINGS["not_defined"][0].split("{what} ", 1)[1].split(" ({
 def _message_kind(message: str) -> str:
     """Group a failure message: by its mistake id when it names one, unanswered work as one of
     two kinds whatever the exercise and name, else by its first words."""
-    match = re.search(r"\[(M\d\d): ([^\]]+)\]", message)
+    match = re.search(r"\[(M\d+): ([^\]]+)\]", message)
     if match:
         return f"{match.group(1)}: {match.group(2)}"
     if "NotImplementedError" in message or "not written yet" in message:

@@ -1,9 +1,9 @@
 # based on: ada_full
 # p05_drafts_handed_in: the answers below replace ada_full's; every other answer cell is ada_full's.
 # The four find-and-fix exercises handed in as the notebook's drafts, only renamed: a default tape
-# asked twice (M04), the inner gradient after the outer block (M05), the Hessian's rows from
-# entries of the gradient sliced after the outer block (M05), and the gradient taken after the
-# accumulator's block (M05).
+# asked twice (M04), the outer tape differentiating y again (M99), the Hessian's rows from
+# entries of the gradient sliced after the outer block (M05), and the jvp of f's value instead of
+# its gradient's (M101).
 
 # %% grads_from_one_tape
 def grads_from_one_tape(x):
@@ -18,11 +18,13 @@ def grads_from_one_tape(x):
 # %% second_derivative
 def second_derivative(f, x):
     with tf.GradientTape() as outer:
+        outer.watch(x)
         with tf.GradientTape() as inner:
             inner.watch(x)
             y = f(x)
-    dy_dx = inner.gradient(y, x)
-    d2y_dx2 = outer.gradient(dy_dx, x)
+        with outer.stop_recording():  # "the outer tape need not keep this"
+            dy_dx = inner.gradient(y, x)
+    d2y_dx2 = outer.gradient(y, x)
     return dy_dx, d2y_dx2
 
 # %% hessian
@@ -48,5 +50,5 @@ def hvp(f, x, v):
         with tf.GradientTape() as tape:
             tape.watch(x)
             y = f(x)
-    g = tape.gradient(y, x)
-    return acc.jvp(g)
+        g = tape.gradient(y, x)
+    return acc.jvp(y)
