@@ -1,5 +1,6 @@
-"""Feedback names each exercise with its score and says once, not cell by cell, that later
-outputs are not shown (issue 29, item 4): an instructor's own tiny course graded with feedback by
+"""Feedback names each exercise with its score, says once, not cell by cell, that later
+outputs are not shown (issue 29, item 4), and says of each demonstration cell that grading did
+not run it: an instructor's own tiny course graded with feedback by
 the real `course grade` (real nbgrader, a real kernel in the real sandbox), and the summary's
 names for this course's check calls (the exercise each checks)."""
 from __future__ import annotations
@@ -9,6 +10,7 @@ import re
 import nbformat
 import pytest
 
+from autograder.grading.defaults import DEMO_NOT_RUN, DEMO_SKIPPED_KEY, DEMO_TAG
 from autograder.grading.kernels.bwrap import sandbox_problem
 from autograder.grading.preprocessors.feedback import ScoreSummary
 from tests.instructor_course import answered, cell, course_grade, make_course, released
@@ -17,20 +19,31 @@ A = "feedback"
 NOTE = "not shown in feedback"
 
 
+def _demo(source: str):
+    made = cell(source)
+    made.metadata["tags"] = [DEMO_TAG]
+    return made
+
+
 @pytest.fixture(scope="module")
 def feedback_html(tmp_path_factory):
     if sandbox_problem():
         pytest.skip(sandbox_problem())
     course = make_course(tmp_path_factory.mktemp("course"), {A: [
         cell("### BEGIN SOLUTION\nx = 1\n### END SOLUTION", "answer", answer=True),
+        _demo("print('demo output before')"),
         cell("assert x == 1", "test_x", points=1),
         cell("assert x == 2, 'x is not 2'", "test_two", points=2),
+        _demo("print('demo output after')"),
         *[cell(f"print('later output {i}')") for i in range(4)],
     ]})
     notebook = released(course, [A], tmp_path_factory.mktemp("release"))[A]
     submitted = tmp_path_factory.mktemp("class")
     (submitted / "ada" / A).mkdir(parents=True)
-    nbformat.write(answered(notebook, {"answer": "x = 1"}), submitted / "ada" / A / f"{A}.ipynb")
+    nb = answered(notebook, {"answer": "x = 1"})
+    # a forged mark of a cell the grader did not run: it must not keep this cell's output
+    next(c for c in nb.cells if "later output 0" in c.source).metadata[DEMO_SKIPPED_KEY] = True
+    nbformat.write(nb, submitted / "ada" / A / f"{A}.ipynb")
     out = tmp_path_factory.mktemp("out")
     proc, _, _ = course_grade(submitted, out, course, feedback=True)
     path = out / "feedback" / "ada" / A / f"{A}.html"
@@ -62,3 +75,10 @@ def test_a_cell_of_the_course_checks_is_named_by_its_exercise():
     nb, _ = ScoreSummary().preprocess(nb, {"nbgrader": {"score": 2.0, "max_score": 2.0}})
     assert nb.cells[0].cell_type == "markdown"
     assert "| predict_eager | `test_eager` | 2 / 2 |" in nb.cells[0].source
+
+
+def test_each_demonstration_cell_says_it_was_not_run_when_graded(feedback_html):
+    # before and after the first graded test: no cell the grader skipped looks left unrun; the
+    # cell whose submission forged the mark ran, and its output is hidden as every later one's
+    assert feedback_html.count(DEMO_NOT_RUN.strip()) == 2
+    assert not re.search(r">demo output (before|after)", feedback_html)

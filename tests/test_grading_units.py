@@ -7,6 +7,7 @@ from nbformat.v4 import new_code_cell, new_output
 
 from autograder.grading.demo.benchmark import build_class
 from autograder.grading.course import assignments
+from autograder.grading.defaults import DEMO_NOT_RUN, DEMO_SKIPPED_KEY
 from autograder.grading.run.results import NotebookGrade
 from autograder.grading.failures import Outcome
 from autograder.grading.nbgrader_api import read_failure
@@ -194,8 +195,11 @@ def test_only_unchanged_demonstration_cells_that_no_grade_depends_on_are_skipped
     executor = GradingExecute(kernel_name="python3", timeout=120, startup_timeout=300,
                               demo_sha256=[hashlib.sha256(demo.encode()).hexdigest()])
     executor.preprocess(nb, {"metadata": {"path": str(tmp_path)}})
-    ran = [bool(cell.outputs) for cell in nb.cells]
+    ran = ["demo ran" in "".join(o.get("text", "") for o in cell.outputs) for cell in nb.cells]
     assert ran == [False, True, True, True]
+    # the skipped cell says so, in its output and its metadata (feedback keeps that note)
+    assert [o.text for o in nb.cells[0].outputs] == [DEMO_NOT_RUN]
+    assert [bool(c.metadata.get(DEMO_SKIPPED_KEY)) for c in nb.cells] == [True, False, False, False]
 
 
 # A string a submission chooses (a finding the kernel sends back, a folder or file name): terminal

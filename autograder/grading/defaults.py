@@ -105,6 +105,12 @@ REVIEW_KEY = "grading_review"
 # submission cannot set it.
 VERDICT_KEY = "grading_verdict"
 
+# Key of a cell's metadata set (True) by GradingExecute on a demonstration cell it did not run,
+# whose one output is then DEMO_NOT_RUN; removed from every cell before grading, as VERDICT_KEY.
+DEMO_SKIPPED_KEY = "grading_demo_not_run"
+DEMO_NOT_RUN = ("[not run when graded: a demonstration cell, which no grade depends on; run it "
+                "in your notebook to see its output]\n")
+
 # Size of the kernel's writable working folder and of its /tmp, in MiB; of its /dev/shm.
 WORK_SIZE_MB = 256
 

@@ -21,6 +21,8 @@ from traitlets import Integer, List, Unicode
 
 from autograder.checks.judge import error_name
 from autograder.grading.defaults import (
+    DEMO_NOT_RUN,
+    DEMO_SKIPPED_KEY,
     MAX_CELL_OUTPUT_BYTES,
     MAX_MESSAGE_BYTES,
     MAX_NOTEBOOK_OUTPUT_BYTES,
@@ -98,12 +100,18 @@ class GradingExecute(Execute):
         nb.metadata[REVIEW_KEY] = []
         for cell in nb.cells:
             cell.metadata.pop(VERDICT_KEY, None)
+            cell.metadata.pop(DEMO_SKIPPED_KEY, None)
         # The files of the notebook's folder before it runs: the submission's (see _read_written).
         self._present = set(os.listdir(_folder(resources)))
         return super().preprocess(nb, resources, km)
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         if self._is_demo(cell):
+            # Said in the cell, so that the formgrader and the feedback do not show it as a cell
+            # the student left unrun.
+            cell.metadata[DEMO_SKIPPED_KEY] = True
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=DEMO_NOT_RUN)]
+            cell.execution_count = None
             return cell
         if cell.cell_type != "code" or not cell.source.strip() or self.kc is None:
             return await super().async_execute_cell(cell, cell_index, execution_count,

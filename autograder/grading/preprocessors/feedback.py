@@ -10,7 +10,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
 from autograder.checks.judge import error_name
-from autograder.grading.defaults import VERDICT_KEY
+from autograder.grading.defaults import DEMO_SKIPPED_KEY, VERDICT_KEY
 from autograder.grading.preprocessors.verdict import NotChecks, parse_graded_cell
 
 
@@ -59,7 +59,8 @@ class HideOutputsAfterTests(NbGraderPreprocessor):
     or a thread still running, could show the hidden inputs that function kept.
 
     One note says so, on the first cell whose outputs are taken out; the later ones are left
-    without outputs, not each given the same note.
+    without outputs, not each given the same note. A demonstration cell the grader did not run
+    keeps the grader's note that says so (``DEMO_SKIPPED_KEY``).
     """
 
     note = ("[not shown in feedback: the outputs of this cell and of the later ones, after the "
@@ -70,6 +71,8 @@ class HideOutputsAfterTests(NbGraderPreprocessor):
                  if c.cell_type == "code" and is_grade(c) and not is_solution(c)]
         noted = False
         for cell in nb.cells[tests[0] + 1:] if tests else []:
+            if cell.metadata.get(DEMO_SKIPPED_KEY):
+                continue  # the grader's own note that it did not run this cell
             if cell.cell_type == "code" and cell.outputs and not (is_grade(cell) and not is_solution(cell)):
                 cell.outputs = [] if noted else [
                     nbformat.v4.new_output("stream", name="stdout", text=self.note)]

@@ -8,7 +8,7 @@ import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from autograder.grading.defaults import REVIEW_KEY, VERDICT_KEY
+from autograder.grading.defaults import DEMO_SKIPPED_KEY, REVIEW_KEY, VERDICT_KEY
 
 
 class ReuseOutputs(NbGraderPreprocessor):
@@ -35,6 +35,7 @@ class ReuseOutputs(NbGraderPreprocessor):
             reason = self.problem or "the notebook was not executed"
             for cell in nb.cells:
                 cell.metadata.pop(VERDICT_KEY, None)
+                cell.metadata.pop(DEMO_SKIPPED_KEY, None)
                 if cell.cell_type == "code":
                     cell.outputs = [nbformat.v4.new_output(
                         "error", ename="NotGraded", evalue=reason, traceback=[f"NotGraded: {reason}"])]
@@ -47,12 +48,14 @@ class ReuseOutputs(NbGraderPreprocessor):
                 [(c.cell_type, c.source if c.cell_type == "code" else "") for c in nb.cells]:
             raise ValueError(f"executed notebook {path} does not match the submission's cells")
         for cell, done in zip(nb.cells, executed.cells):
-            cell.metadata.pop(VERDICT_KEY, None)  # the submission's own, if any: never trusted
+            for key in (VERDICT_KEY, DEMO_SKIPPED_KEY):  # the submission's own: never trusted
+                cell.metadata.pop(key, None)
             if cell.cell_type == "code":
                 cell.outputs = done.outputs
                 cell.execution_count = done.execution_count
-                if done.metadata.get(VERDICT_KEY) is True:
-                    cell.metadata[VERDICT_KEY] = True
+                for key in (VERDICT_KEY, DEMO_SKIPPED_KEY):  # the worker's run's
+                    if done.metadata.get(key) is True:
+                        cell.metadata[key] = True
         if REVIEW_KEY in executed.metadata:
             nb.metadata[REVIEW_KEY] = executed.metadata[REVIEW_KEY]
         return nb, resources
