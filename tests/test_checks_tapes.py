@@ -1972,3 +1972,100 @@ def test_hessian_accepts_a_tape_result_copied_or_symmetrised(capsys):
         tapes.check_hessian(fn, hidden=True, cases=HIDDEN_HESSIAN_CASES)
         assert grade("check_hessian", fn, HIDDEN_HESSIAN_CASES) == 2
     assert capsys.readouterr().out.count("hessian: 3 cases passed") == 2
+
+
+# ---------------------------------------------------------------- 02: finite differences through a tape (#28)
+# Each answer below gets its numbers from finite differences and hands them back through real
+# tape calls built to return them (tf.stop_gradient targets whose value is f's and whose
+# derivative is the difference quotient): the values agree with the tapes', the calls are
+# nested, and every result moves with the shift. Only f's evaluations away from x tell.
+
+def _difference(f, x, h=1e-3):
+    return lambda p: (f(p + h) - f(p - h)) / (2 * h)
+
+
+def second_derivative_differences_through_tapes(f, x):
+    h = 1e-3
+    x64 = tf.cast(x, tf.float64)
+    d1 = tf.cast(_difference(f, x64)(x64), tf.float32)
+    d2 = tf.cast((f(x64 + h) - 2 * f(x64) + f(x64 - h)) / h ** 2, tf.float32)
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = x * d1 + tf.stop_gradient(f(x) - x * d1)
+        g = inner.gradient(y, x)
+        g = g + x * d2 - tf.stop_gradient(x * d2)
+    return g, outer.gradient(g, x)
+
+
+def hessian_differences_through_tapes(f, x):
+    n, h = x.shape[0], 1e-3
+    x64, e = tf.cast(x, tf.float64), np.eye(n)
+    columns = [(_grad_fd(f, x64 + h * e[j]) - _grad_fd(f, x64 - h * e[j])) / (2 * h) for j in range(n)]
+    H = tf.cast(tf.stack(columns, axis=1), tf.float32)
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = f(x)
+        g = inner.gradient(y, x)
+        g = tf.stop_gradient(g) + tf.linalg.matvec(H, x) - tf.stop_gradient(tf.linalg.matvec(H, x))
+    return outer.jacobian(g, x)
+
+
+def _grad_fd(f, p, h=1e-3):
+    n = p.shape[0]
+    return tf.stack([(f(p + h * tf.one_hot(i, n, dtype=p.dtype)) - f(p - h * tf.one_hot(i, n, dtype=p.dtype)))
+                     / (2 * h) for i in range(n)])
+
+
+def hvp_differences_through_an_accumulator(f, x, v):
+    h = 1e-3
+    x64, v64 = tf.cast(x, tf.float64), tf.cast(v, tf.float64)
+
+    def grad(p):
+        with tf.GradientTape() as t:
+            t.watch(p)
+            y = f(p)
+        return t.gradient(y, p)
+
+    hv = tf.cast((grad(x64 + h * v64) - grad(x64 - h * v64)) / (2 * h), tf.float32)
+    with tf.autodiff.ForwardAccumulator(x, v) as acc:
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        g = tape.gradient(y, x)
+        along = hv * tf.reduce_sum(x * v) / tf.reduce_sum(v * v)
+        g = tf.stop_gradient(g) + along - tf.stop_gradient(along)
+    return acc.jvp(g)
+
+
+def test_finite_differences_passed_through_tape_calls_fail_with_the_idea_named():
+    for check, fn in [(tapes.check_second_derivative, second_derivative_differences_through_tapes),
+                      (tapes.check_hessian, hessian_differences_through_tapes),
+                      (tapes.check_hvp, hvp_differences_through_an_accumulator)]:
+        error = fails_with(check, fn, "M21", "returns the right numbers", "at points other than x",
+                           "finite differences")
+        assert error.code == "finite_differences"
+    graded_failure("check_hessian", hessian_differences_through_tapes, [("square of sum", [0.5, 1.0])],
+                   "M21", "finite differences", secrets=("0.5",))
+
+
+def second_derivative_of_x_reshaped_and_cast(f, x):
+    # f evaluated at x alone, though reshaped and in float64: autodiff, not differences
+    with tf.GradientTape() as outer:
+        outer.watch(x)
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = tf.cast(tf.reshape(f(tf.cast(tf.reshape(x, [-1]), tf.float64)), tf.shape(x)), tf.float32)
+        g = inner.gradient(y, x)
+    return g, outer.gradient(g, x)
+
+
+def test_f_evaluated_at_x_alone_in_another_shape_or_dtype_is_not_finite_differences(capsys):
+    tapes.check_second_derivative(second_derivative_of_x_reshaped_and_cast)
+    tapes.check_second_derivative(second_derivative)
+    tapes.check_hessian(hessian)
+    tapes.check_hvp(hvp)
+    assert capsys.readouterr().out.count("passed") == 4

@@ -587,6 +587,26 @@ def _case_function(case, named: dict, what: str):
     return named[name], x
 
 
+def _watching_points(f, x):
+    """``(f_at, off)``: ``f`` wrapped so that every eager call whose input holds a value that is
+    not an entry of ``x`` adds 1 to ``off[0]``. Autodiff evaluates f at x alone (reshaped,
+    stacked or cast, its entries are still x's); finite differences evaluate it at x + h. A
+    symbolic input (a graph being traced) is not counted: its values are unknown."""
+    entries = np.unique(np.asarray(x, dtype=np.float32).astype(np.float64))
+    off = [0]
+
+    def f_at(t, *args, **kwargs):
+        try:
+            values = np.asarray(t.numpy() if hasattr(t, "numpy") else t, dtype=np.float64)
+        except Exception:  # a symbolic tensor, or not a number
+            values = None
+        if values is not None and values.size and not np.isin(values.ravel(), entries).all():
+            off[0] += 1
+        return f(t, *args, **kwargs)
+
+    return f_at, off
+
+
 def _records_when_unpaused(run, x) -> bool:
     """Whether ``run`` on a tf.Variable ``x`` gives an f''(x) that is not None once
     ``GradientTape.stop_recording`` pauses nothing (the experiment that names M100: the inner
@@ -617,7 +637,8 @@ def collect_second_derivative(fn, case, ctx):
         ForwardAccumulator.jvp (forward-over-back),
         "moved": in a second call with every autodiff result shifted by
         :data:`~autograder.checks.harness.TAPE_SHIFT`, both returned values were those
-        shifted results (False for values computed beside the tape calls)}``.
+        shifted results (False for values computed beside the tape calls), "off_point_calls":
+        how many calls evaluated f at a point other than x (:func:`_watching_points`)}``.
     Raises:
         CheckFailed: M04 on a second gradient call on a non-persistent tape; M01 when a
             derivative is None for a constant but not for a tf.Variable (a tape did not watch
@@ -629,6 +650,7 @@ def collect_second_derivative(fn, case, ctx):
     __tracebackhide__ = True
     what = ctx.what
     f, x = _case_function(case, SCALAR_FUNCTIONS, what)
+    f, off_point = _watching_points(f, x)
 
     def run(arg):
         return _pair(call(fn, f, arg, what=what), what, "a tuple (dy_dx, d2y_dx2)")
@@ -664,7 +686,7 @@ def collect_second_derivative(fn, case, ctx):
                 "second_from_tape": bool(second),
                 "second_nested": any(record.derived(c) for c in second),
                 "second_forward": bool(second) and all(c.forward for c in second),
-                "moved": False}
+                "moved": False, "off_point_calls": off_point[0]}
     if observed["first_from_tape"] and second:
         # Every autodiff result handed back shifted: values computed from the tape calls move
         # with them (the shift is a constant, so f'' of a shifted f' is unchanged, then shifted).
@@ -809,7 +831,8 @@ def collect_hessian(fn, case, ctx):
 
     Returns:
         ``{"result", "from_tape": bool, "nested": bool, "forward": every producing call was a
-        ForwardAccumulator.jvp, "moved": bool}``; ``moved``: in a second call with every
+        ForwardAccumulator.jvp, "moved": bool, "off_point_calls": calls of f at a point other
+        than x (:func:`_watching_points`)}``; ``moved``: in a second call with every
         autodiff result shifted by :data:`TAPE_SHIFT`, the value returned was still produced
         by the (shifted) results, so it is theirs and not numbers computed beside an unused
         tape call (finite differences in float64 agree with a tape's values).
@@ -824,6 +847,7 @@ def collect_hessian(fn, case, ctx):
     what = ctx.what
     f, x = _case_function(case, VECTOR_FUNCTIONS, what)
     x = _floats(x)
+    f, off_point = _watching_points(f, x)
 
     def none_rows(error):
         """An error after a tape call returned None (tf.stack of None rows): the notebook's
@@ -874,7 +898,8 @@ def collect_hessian(fn, case, ctx):
              f"on x.", mistake="M05", code="inner_gradient_outside",
              fix="compute the inner tape's gradient inside the outer tape's block, then the outer "
                  "tape's jacobian of that gradient after it (one row per entry).")
-    observed = {"result": result, **_hessian_evidence(record, result)}
+    observed = {"result": result, **_hessian_evidence(record, result),
+                "off_point_calls": off_point[0]}
     observed["moved"] = False
     if observed["from_tape"]:
         with observing_tapes(shift=TAPE_SHIFT) as record:
@@ -927,7 +952,8 @@ def collect_hvp(fn, case, ctx):
     Returns:
         ``{"result", "methods": the methods of the calls that produced it, "derived": one of
         them differentiated what an earlier call returned, "largest": most entries one autodiff
-        call returned, "calls": how many autodiff calls were made}``.
+        call returned, "calls": how many autodiff calls were made, "off_point_calls": calls of
+        f at a point other than x (:func:`_watching_points`)}``.
     Raises:
         CheckFailed: the causes :func:`harness.call` names; M05 when None is returned (the
             gradient computed after the accumulator's block closed).
@@ -943,6 +969,7 @@ def collect_hvp(fn, case, ctx):
     if not 1 < int(case["n"]) <= MAX_HVP_SIZE:
         fail(f"{what}: this case's input is too large.", code="malformed")
     x, v = hvp_problem(case)
+    f, off_point = _watching_points(f, x)
     with observing_tapes() as record:
         result = call(fn, f, _fresh_constant(x), _fresh_constant(v), what=what)
     if result is None:
@@ -956,7 +983,8 @@ def collect_hvp(fn, case, ctx):
     producers = record.producers(result)
     return {"result": result, "methods": [c.method for c in producers[:16]],
             "derived": any(record.derived(c) for c in producers[:16]),
-            "largest": record.largest_result(), "calls": len(record.events)}
+            "largest": record.largest_result(), "calls": len(record.events),
+            "off_point_calls": off_point[0]}
 
 
 check_hvp = exercise_check("check_hvp", collect_hvp)

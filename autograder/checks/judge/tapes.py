@@ -57,6 +57,21 @@ def _near(value, want, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
 # 01 Gradient tape basics
 # --------------------------------------------------------------------------------------------
 
+def _refuse_finite_differences(ctx, obs, fix: str) -> None:
+    """Fail (M21, ``finite_differences``) when the kernel saw f evaluated at points other than x
+    (``obs["off_point_calls"]``): numbers that finite differences made, passed through tape calls
+    built to return them (a target like ``x * d + tf.stop_gradient(f(x) - x * d)``), agree with
+    the tapes' values and move with their shift, but a derivative by autodiff evaluates f at x
+    alone."""
+    calls = obs.get("off_point_calls")
+    if isinstance(calls, int) and not isinstance(calls, bool) and calls > 0:
+        ctx.fail(f"{ctx.what} returns the right numbers, but it called f {calls} "
+                 f"time{'s' if calls > 1 else ''} at points other than x: finite differences "
+                 f"(f at x + h and x - h), passed through tape calls. Autodiff evaluates f at x "
+                 f"alone and differentiates what the tape recorded there.", fix=fix, mistake="M21",
+                 code="finite_differences")
+
+
 def _of_target(obs, want: float) -> bool:
     """Whether one of the calls that produced the returned value (``obs["targets"]``: their
     targets' values) differentiated a target whose value is ``want``, the function of the
@@ -618,6 +633,7 @@ def second_derivative(case, obs, ctx):
                  f"the tape calls (a formula, finite differences), which decide nothing.",
                  fix="return what the two gradient calls of the nested tapes returned, not "
                      "numbers worked out next to them.", mistake="M21", code="beside_tape")
+    _refuse_finite_differences(ctx, obs, NESTED_FIX)
 
 
 PRODUCT_GRADS_CASES = [
@@ -869,6 +885,7 @@ def hessian(case, obs, ctx):
         ctx.fail(f"{ctx.what} returns the right numbers, but the outer tape did not "
                  f"differentiate the inner tape's gradient: the exercise is nested tapes.",
                  fix=HESSIAN_FIX, mistake="M21", code="not_nested")
+    _refuse_finite_differences(ctx, obs, HESSIAN_FIX)
 
 
 # --------------------------------------------------------------------------------------------
@@ -986,6 +1003,7 @@ def hvp(case, obs, ctx):
                  f"a gradient written as a formula, not one a tape computed: the exercise is "
                  f"forward mode over reverse mode, both by autodiff.",
                  fix=HVP_FIX, mistake="M21", code="formula_gradient")
+    _refuse_finite_differences(ctx, obs, HVP_FIX)
 
 
 #: The n of the hvp prediction (the notebook's words: n = 1000 inputs, float32).
