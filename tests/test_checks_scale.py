@@ -501,3 +501,26 @@ def test_distributed_step_rejects_hand_gradients_beside_each_replicas_tape():
                                    axis=None)
         return step
     fails(checks.check_make_distributed_step, beside, "M21", says="computed beside the tape")
+
+
+def _trainer_init(source: str) -> list[str]:
+    """The statements of ``Trainer.__init__`` in ``source``, as ast dumps."""
+    import ast
+    tree = ast.parse(source)
+    [cls] = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "Trainer"]
+    [init] = [n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"]
+    return [ast.dump(arg) for arg in init.args.args] + [ast.dump(s) for s in init.body
+                                                        if not isinstance(s, ast.Expr)]
+
+
+def test_the_checks_trainer_keeps_what_the_notebooks_trainer_keeps():
+    # make_checkpoint(trainer) is checked on autograder.checks.scale.Trainer; students write it
+    # for the Trainer of 08's notebook: the two must hold the same state, made the same way.
+    import inspect
+    import json
+    path = Path(__file__).resolve().parents[1] / "solutions" / "08_training_for_real" / \
+        "08_training_for_real.ipynb"
+    cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"]
+             if c["cell_type"] == "code"]
+    [cell] = [c for c in cells if "class Trainer" in c]
+    assert _trainer_init(cell) == _trainer_init(inspect.getsource(checks))
