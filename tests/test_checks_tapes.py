@@ -1528,8 +1528,8 @@ def test_hvp_accepts_forward_over_back_in_two_spellings(capsys):
     assert capsys.readouterr().out.count("hvp: 3 cases passed") == 2
 
 
-def hvp_draft(f, x, v):
-    # the notebook's draft: the jvp of f's value, grad f . v, where the gradient's was meant
+def hvp_jvp_of_the_value(f, x, v):
+    # the jvp of f's value, grad f . v, where the gradient's was meant
     with tf.autodiff.ForwardAccumulator(primals=x, tangents=v) as acc:
         with tf.GradientTape() as tape:
             tape.watch(x)
@@ -1538,13 +1538,14 @@ def hvp_draft(f, x, v):
     return acc.jvp(y)
 
 
-def test_hvp_draft_is_named_the_jvp_of_the_value_in_the_kernel_and_in_grading():
-    fails_with(tapes.check_hvp, hvp_draft, "M101", "derivative of f along v", "jvp of the tape's gradient")
-    graded_failure("check_hvp", hvp_draft, [{"f": "coupled", "n": 17, "seed": 7}], "M101")
+def test_hvp_of_the_value_is_named_the_jvp_of_the_value_in_the_kernel_and_in_grading():
+    fails_with(tapes.check_hvp, hvp_jvp_of_the_value, "M101", "derivative of f along v",
+               "jvp of the tape's gradient")
+    graded_failure("check_hvp", hvp_jvp_of_the_value, [{"f": "coupled", "n": 17, "seed": 7}], "M101")
 
 
 def test_hvp_rejects_the_full_hessian_times_v_with_m45():
-    # the right numbers without the idea: H is built, then multiplied
+    # the right numbers without the idea (the notebook's draft): H is built, then multiplied
     fails_with(tapes.check_hvp, hvp_full_hessian, "M45", "full Hessian", "n * n")
 
 

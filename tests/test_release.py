@@ -90,3 +90,20 @@ def test_every_graded_cell_has_points_and_a_visible_check(assignment_id):
     for m in graded:
         name = m["grade_id"].removeprefix("test_")
         assert name in ids and f"{name}_check" in ids, f"{name}: exercise and visible check cells"
+
+
+@pytest.mark.parametrize("assignment_id", ASSIGNMENTS)
+def test_a_visible_check_and_its_graded_cell_say_which_is_which(assignment_id):
+    # the two run the same check call: their first lines tell a student which one grades
+    nb = nbformat.read(ROOT / "notebooks" / assignment_id / f"{assignment_id}.ipynb", as_version=4)
+    firsts = {}
+    for c in nb.cells:
+        meta = c.metadata.get("nbgrader", {})
+        kind = "visible" if meta.get("grade_id", "").endswith("_check") else \
+            "graded" if meta.get("grade") and not meta.get("solution") else None
+        if kind:
+            firsts.setdefault(kind, set()).add(c.source.splitlines()[0])
+    assert firsts["visible"] == {"# Check your answer: run this cell after each change; it names "
+                                 "the first problem it finds."}
+    assert firsts["graded"] == {"# Graded cell (read-only): the check above again; when your "
+                                "instructor grades, it also runs hidden cases."}
