@@ -105,10 +105,26 @@ def distributed_step_weighted(strategy, model, optimizer, global_batch_size):
     return step
 
 
+def distributed_step_gradients_divided(strategy, model, optimizer, global_batch_size):
+    """A fourth (a red-team round found it refused): the tape differentiates the share's summed
+    squared errors, and its gradients are divided by the global batch before they are applied."""
+    @tf.function
+    def step(dist_batch):
+        def replica_step(batch):
+            x, y = batch
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(tf.square(model(x) - y))
+            grads = [g / global_batch_size for g in tape.gradient(loss, model.trainable_variables)]
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss / global_batch_size
+        return strategy.reduce("SUM", strategy.run(replica_step, args=(dist_batch,)), axis=None)
+    return step
+
+
 @two_cpus
 @pytest.mark.parametrize("answer", [distributed_step, distributed_step_summed,
-                                    distributed_step_weighted],
-                         ids=["compute_average_loss", "summed", "weighted_mean"])
+                                    distributed_step_weighted, distributed_step_gradients_divided],
+                         ids=["compute_average_loss", "summed", "weighted_mean", "gradients_divided"])
 def test_distributed_step_passes_right_answers(answer, capsys):
     checks.check_make_distributed_step(answer)
     checks.check_make_distributed_step(answer, cases=HIDDEN_SPLITS, hidden=True)

@@ -584,8 +584,8 @@ def _step_gradients(fn, seed, batch, lr) -> str:
     student's (new model, SGD, metrics; the case's first batch) run eagerly, so that values can
     be read, every tape result handed back shifted by :data:`~.harness.TAPE_SHIFT` (so gradients
     computed beside the tape, equal to its unshifted values, are not its results): ``"ok"``
-    (some tape.gradient call's target equals the loss the step returned, and the gradients
-    applied equal that call's results), ``"target_not_loss"`` (no gradient call's
+    (the gradient applied to each variable is the result, for that variable, of a tape.gradient
+    call whose target equals the loss the step returned: one call for all, or several), ``"target_not_loss"`` (no gradient call's
     target is that loss: a decoy), ``"not_applied"`` (the gradients applied are not a gradient
     call's results: made by hand), ``"no_apply"`` (the optimizer applied nothing) or
     ``"failed"`` (the step raised when run eagerly)."""
@@ -616,13 +616,14 @@ def _step_gradients(fn, seed, batch, lr) -> str:
     for pairs in applied:
         for gradient, variable in pairs:
             given.setdefault(id(variable), gradient)
-    for _, sources, results in calls:
-        if len(sources) != len(results):
-            continue
-        if all(any(s is v and g is not None and id(v) in given and _close_values(given[id(v)], g)
-                   for s, g in zip(sources, results)) for v in variables):
-            return "ok"
-    return "not_applied"
+
+    def from_a_call(v) -> bool:  # one call for all variables, or one per variable, or any split
+        return id(v) in given and any(
+            s is v and g is not None and _close_values(given[id(v)], g)
+            for _, sources, results in calls if len(sources) == len(results)
+            for s, g in zip(sources, results))
+
+    return "ok" if all(from_a_call(v) for v in variables) else "not_applied"
 
 
 def collect_make_train_step(fn, predicted_traces=NOT_GIVEN, predicted_iterations=NOT_GIVEN, *,

@@ -286,11 +286,16 @@ def make_distributed_step(case, obs, ctx):
     ctx.close(obs["loss"], ways["loss"], ", the loss it returns (the global batch's mean)",
               rtol=1e-4, atol=1e-5)
     # In the shifted run each replica's tape returned its gradients + TAPE_SHIFT, and the
-    # strategy summed them: the right update is that of the global gradient + replicas x shift.
+    # strategy summed them: the right update is that of the global gradient + replicas x shift,
+    # or + replicas x shift / global_batch_size where the tape differentiated a summed loss and
+    # its gradients were divided by the global batch afterwards (the same update, as correct).
     extra = float(case["lr"]) * replicas * TAPE_SHIFT
-    moved = (ways["global"][0] - extra, ways["global"][1] - extra)
-    _moved_with_the_tape(ctx, obs, moved, "each replica's tape",
-                         "apply the gradients each replica's tape returns.")
+    divided = extra / sum(int(n) for n in case["split"])
+    if not _same_weights(_weights(obs, "shifted_weights"),
+                         (ways["global"][0] - divided, ways["global"][1] - divided)):
+        moved = (ways["global"][0] - extra, ways["global"][1] - extra)
+        _moved_with_the_tape(ctx, obs, moved, "each replica's tape",
+                             "apply the gradients each replica's tape returns.")
 
 
 def _ratio(got, want, case) -> float | None:
