@@ -971,3 +971,46 @@ def test_sum_even_accepts_the_draft_fixed_two_ways():
         return total
     for fn in (over_items, over_tf_range):
         checks.check_sum_even(fn, cases=[[7, 8, -2, 5, 10], [1, 3, 5], []], hidden=True)
+
+
+# ------------------------------------------------------------ a loop that does nothing (#28)
+# The value computed before the loop (vectorised, or a Python loop unrolled while tracing), then
+# passed through a tf.while_loop that never changes it: the While op is on the value's path.
+
+@tf.function
+def sum_even_vectorised_through_an_idle_loop(items):
+    total = tf.reduce_sum(tf.boolean_mask(items, items % 2 == 0))
+    _, total = tf.while_loop(lambda i, t: i < 0, lambda i, t: (i + 1, t), [0, total])
+    return total
+
+
+@tf.function
+def tanh_loop_unrolled_through_an_idle_loop(x):
+    rows, done, steps = [x], tf.reduce_sum(x) <= 1, tf.constant(0)
+    for _ in range(60):  # a Python loop: unrolled while tracing
+        go = tf.logical_not(done)
+        nxt = tf.tanh(rows[-1])
+        tf.cond(go, lambda: tf.print(nxt, output_stream=sys.stdout), lambda: tf.no_op())
+        rows.append(tf.where(go, nxt, rows[-1]))
+        steps += tf.cast(go, tf.int32)
+        done = tf.logical_or(done, tf.reduce_sum(nxt) <= 1)
+    history = tf.stack(rows)[: steps + 1]
+    _, history = tf.while_loop(lambda i, h: i < 0, lambda i, h: (i + 1, h), [0, history],
+                               shape_invariants=[tf.TensorShape([]), tf.TensorShape([None, None])])
+    return history
+
+
+@tf.function
+def sum_even_with_foldl(items):
+    return tf.foldl(lambda total, x: total + tf.where(x % 2 == 0, x, 0), items, initializer=0)
+
+
+def test_a_loop_that_hands_the_value_on_unchanged_fails_with_the_idea_named(capfd):
+    for check, fn in [(checks.check_sum_even, sum_even_vectorised_through_an_idle_loop),
+                      (checks.check_tanh_loop, tanh_loop_unrolled_through_an_idle_loop)]:
+        with pytest.raises(CheckFailed) as info:
+            check(fn)
+        assert (info.value.mistake, info.value.code) == ("M21", "loop_does_nothing"), str(info.value)
+        assert "hands it on unchanged" in " ".join(str(info.value).split())
+    checks.check_sum_even(sum_even_with_foldl)  # a loop whose body adds: passes
+    assert "passed" in capfd.readouterr().out

@@ -142,6 +142,9 @@ def graph_evidence(fn, *input_signature) -> dict:
 #: Most ops :func:`output_op_types` walks (a graph of this course has a few hundred).
 MAX_WALK = 100_000
 
+#: The op types of a graph loop (tf.while_loop, AutoGraph's loops).
+WHILE_TYPES = {"While", "StatelessWhile"}
+
 
 def output_op_types(concrete) -> list[str]:
     """The sorted op type names of the ops of ``concrete``'s own graph that its output tensors
@@ -160,11 +163,63 @@ def output_op_types(concrete) -> list[str]:
     return sorted(types)
 
 
+#: Op types that hand a loop body's input on unchanged.
+_PASS_THROUGH = {"Identity", "IdentityN"}
+
+
+def loop_work(concrete) -> bool | None:
+    """Whether a While loop of ``concrete``'s own graph computes what the outputs are made of:
+    None when no While op is among the outputs' ancestors; True when, for some output of such a
+    loop that the function's outputs are computed from, the loop's body makes that loop
+    variable with an op of its own; False when every such loop variable comes out of the body
+    as it went in (through Identity ops only): a loop that runs and does nothing, the value
+    computed before it (a vectorised sum passed through a ``while i < 0`` loop)."""
+    library = {f.signature.name: f for f in concrete.graph.as_graph_def().library.function}
+    used, seen = {}, set()  # While op name -> (its body's name, the output indices used)
+    stack = list(concrete.outputs)
+    while stack and len(seen) < MAX_WALK:
+        tensor = stack.pop()
+        op = tensor.op
+        if op.type in WHILE_TYPES:
+            used.setdefault(op.name, (op.get_attr("body").name, set()))[1].add(tensor.value_index)
+        if op.name in seen:
+            continue
+        seen.add(op.name)
+        stack.extend(op.inputs)
+    if not used:
+        return None
+    return any(_body_makes(library.get(body), index) for body, indices in used.values()
+               for index in indices)
+
+
+def _body_makes(body, index: int) -> bool:
+    """Whether output ``index`` of the loop body ``body`` (a FunctionDef) is made by an op of
+    the body rather than handed on from its input ``index`` through Identity ops (unknown
+    bodies count as making it)."""
+    if body is None or index >= len(body.signature.output_arg):
+        return True
+    arguments = [a.name for a in body.signature.input_arg]
+    nodes = {n.name: n for n in body.node_def}
+    source = body.ret[body.signature.output_arg[index].name]
+    for _ in range(len(nodes) + 1):
+        name = source.split(":")[0]
+        if name in arguments:
+            return arguments.index(name) != index  # another loop variable: the body moves values
+        node = nodes.get(name)
+        data = [i for i in node.input if not i.startswith("^")] if node is not None else []
+        if node is None or node.op not in _PASS_THROUGH or not data:
+            return True
+        source = data[0] if node.op == "Identity" else data[int(source.split(":")[-1])]
+    return True
+
+
 def graph_ops(fn, *input_signature) -> dict:
-    """``op_types`` (of the graph and every function it calls) and ``output_ops`` (the op
-    types the outputs are computed from, :func:`output_op_types`) of ``fn``'s graph."""
+    """``op_types`` (of the graph and every function it calls), ``output_ops`` (the op types
+    the outputs are computed from, :func:`output_op_types`) and ``loop_work``
+    (:func:`loop_work`) of ``fn``'s graph."""
     evidence = graph_evidence(fn, *input_signature)
-    return {"op_types": evidence["op_types"], "output_ops": evidence["output_ops"]}
+    return {"op_types": evidence["op_types"], "output_ops": evidence["output_ops"],
+            "loop_work": loop_work(functions.concrete_function(fn, *input_signature))}
 
 
 def all_op_types(fn, *input_signature) -> list[str]:

@@ -31,6 +31,17 @@ TAKEN_BRANCH_OPS = CONDITIONAL_OPS | {"Case", "StatelessCase"}
 BRANCH_OPS = TAKEN_BRANCH_OPS | {"Select", "SelectV2"}
 #: Op types of a graph loop (tf.while_loop, AutoGraph's while and for over a tensor).
 WHILE_OPS = {"While", "StatelessWhile"}
+
+
+def require_loop_work(ctx, obs, what_value: str, fix: str) -> None:
+    """Fail (M21, ``loop_does_nothing``) when the kernel found that every While loop the
+    returned value comes through hands it on unchanged (``obs["loop_work"]`` False,
+    :func:`autograder.checks.graphs.loop_work`): the value was computed before the loop."""
+    __tracebackhide__ = True
+    if obs.get("loop_work") is False:
+        ctx.fail(f"{ctx.what} gives the right {what_value}, and it comes out of a While loop, "
+                 f"but the loop's body hands it on unchanged: it was computed before the loop, "
+                 f"which does no work on it.", mistake="M21", fix=fix, code="loop_does_nothing")
 PRINT_OPS = {"PrintV2", "Print"}
 #: Op types of lookup tables (tf.lookup): words looked up are words written in advance.
 TABLE_OPS = {"LookupTableFind", "LookupTableFindV2", "LookupTableImport",
@@ -314,6 +325,7 @@ def tanh_loop(case, obs, ctx):
                      "tensor a tf.while_loop).", code="no_while")
     refuse_py_function(ctx, obs, fix)
     require_from(ctx, obs, WHILE_OPS, "a While loop", fix, "loop_beside")
+    require_loop_work(ctx, obs, "history", fix)
     if count(obs, "retraced"):
         ctx.fail(f"{ctx.what} traced again when called a second time with a tensor of the "
                  f"same shape: one graph should serve every call.", mistake="M21",
@@ -537,6 +549,7 @@ def sum_even(case, obs, ctx):
            "add the even items to a tensor total, and return that total.")
     refuse_py_function(ctx, obs, fix)
     require_from(ctx, obs, WHILE_OPS, "a While loop", fix, "loop_beside")
+    require_loop_work(ctx, obs, "sum", fix)
     if count(obs, "retraced"):
         ctx.fail(f"{ctx.what} traced again when called a second time with a tensor of the "
                  f"same shape: one graph should serve every call.", mistake="M21",
