@@ -1356,3 +1356,30 @@ def test_graph_backward_tape_tells_another_autodiff_spelling_it_is_correct_but_n
     cases = [{"seed": 12, "shape": [2, 5]}]
     error = grade("check_graph_backward_tape", by_tf_gradients, cases)
     assert error.mistake == "M46" and "(2, 5)" not in str(error)
+
+
+# ------------------------------------------------------- graph_backward_tape: formulas through a tape (#28)
+
+def graph_backward_tape_formulas_beside_an_unused_tape(x, y, z):
+    with tf.GradientTape() as tape:
+        tape.watch([x, y, z])
+        c = tf.reduce_sum(x * y + z)
+    tape.gradient(c, [x, y, z])  # thrown away: the values returned are the formulas
+    return c, y + 0.0, x + 0.0, tf.ones_like(z)
+
+
+def graph_backward_tape_formulas_through_a_stopped_target(x, y, z):
+    with tf.GradientTape() as tape:
+        tape.watch([x, y, z])
+        c = tf.reduce_sum(x * y + z)
+        hand = [y, x, tf.ones_like(z)]
+        s = tf.add_n([tf.reduce_sum(v * tf.stop_gradient(g)) for v, g in zip([x, y, z], hand)])
+        target = tf.stop_gradient(c) + s - tf.stop_gradient(s)  # value c, gradient the formulas
+    return (c, *tape.gradient(target, [x, y, z]))
+
+
+def test_graph_backward_tape_refuses_formulas_beside_or_through_a_tape():
+    fails(checks.check_graph_backward_tape, graph_backward_tape_formulas_beside_an_unused_tape,
+          "M21", says="no tape computed")
+    fails(checks.check_graph_backward_tape, graph_backward_tape_formulas_through_a_stopped_target,
+          "M21", says="built with tf.stop_gradient")

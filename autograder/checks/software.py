@@ -322,9 +322,12 @@ def collect_graph_backward_tape(fn, case, ctx):
 
     Returns:
         ``{"c", "grad_x", "grad_y", "grad_z", "from_tape": [three bools], "tape_calls",
-        "other_spellings"}``: whether tape.gradient produced each gradient (for a tf.function,
-        whether its traced outputs are computed from tape.gradient's results), and how many
-        calls of tf.gradients or ForwardAccumulator.jvp ran (M46).
+        "other_spellings", "stop_gradient_calls"}``: whether tape.gradient produced each
+        gradient (for a tf.function, whether its traced outputs are computed from
+        tape.gradient's results; eagerly, whether it also moved with the tape's results when a
+        second run handed them back shifted by TAPE_SHIFT), how many calls of tf.gradients or
+        ForwardAccumulator.jvp ran (M46), and how many of tf.stop_gradient (a target whose
+        value is c's and whose gradient is a formula).
     The notebook's draft (``graph_backward_tape_draft``) is exercise 1's forward pass on a tape
     that watches nothing, summed with ``np.sum``: ``tape.gradient`` of a ``numpy.float32``
     raises AttributeError, which :func:`call` names M14; with the sum fixed, every gradient is
@@ -342,7 +345,13 @@ def collect_graph_backward_tape(fn, case, ctx):
     arrays = graph_inputs(case, np.float32)
     x, y, z = (tf.constant(a) for a in arrays)
     names = "c, grad_x, grad_y, grad_z"
-    with recording_gradients() as record, _other_spellings() as others:
+    stopped = [0]
+
+    def stopping():
+        stopped[0] += 1
+
+    with recording_gradients() as record, _other_spellings() as others, \
+            counting_calls([(tf, "stop_gradient")], stopping):
         c, gx, gy, gz = _unpack(call(fn, x, y, z, what=what), 4, ctx, names)
     if gx is None or gy is None or gz is None:
         retry = _unpack(call(fn, *[tf.Variable(a) for a in arrays], what=what), 4, ctx,
@@ -372,8 +381,28 @@ def collect_graph_backward_tape(fn, case, ctx):
                 call(fn, *(tf.constant(a) for a in arrays), what=what)
     else:
         from_tape = [record.produced(g) for g in (gx, gy, gz)]
+        if any(from_tape):
+            # Once more, every tape result handed back shifted: a gradient returned from the
+            # tape's results moves with them; a formula equal to them (y, x, ones beside an
+            # unused tape.gradient call) stays put, and is no tape's.
+            with recording_gradients(shift=TAPE_SHIFT):
+                shifted = _unpack(call(fn, *(tf.constant(a) for a in arrays), what=what), 4,
+                                  ctx, names)[1:]
+            from_tape = [tape and _moved(g, s) for tape, g, s in zip(from_tape, (gx, gy, gz),
+                                                                      shifted)]
     return {"c": c, "grad_x": gx, "grad_y": gy, "grad_z": gz, "from_tape": from_tape,
-            "tape_calls": _call_values(record, None), "other_spellings": others.calls}
+            "tape_calls": _call_values(record, None), "other_spellings": others.calls,
+            "stop_gradient_calls": stopped[0]}
+
+
+def _moved(value, shifted) -> bool:
+    """Whether ``shifted`` is ``value`` + TAPE_SHIFT, entry by entry (float32 tolerance)."""
+    try:
+        value, shifted = np.asarray(value, np.float64), np.asarray(shifted, np.float64)
+    except (TypeError, ValueError):
+        return False
+    return value.shape == shifted.shape and bool(
+        np.allclose(shifted, value + TAPE_SHIFT, rtol=1e-5, atol=1e-5))
 
 
 check_graph_backward_tape = exercise_check("check_graph_backward_tape",

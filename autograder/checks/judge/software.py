@@ -426,6 +426,15 @@ def graph_backward_tape(case, obs, ctx):
                  fix="compute c inside the tape's block and return the gradients the tape gives "
                      "of c with respect to all three sources.",
                  mistake="M21", code="tape_target")
+    stopped = obs.get("stop_gradient_calls")
+    if isinstance(stopped, int) and not isinstance(stopped, bool) and stopped > 0:
+        ctx.fail(f"{ctx.what} returns gradients a tape produced, but of a target built with "
+                 f"tf.stop_gradient: its value can be c's while its gradient is whatever "
+                 f"formula the unstopped part carries. Nothing in c = sum(x * y + z) needs a "
+                 f"stop_gradient.",
+                 fix="compute c inside the tape's block and return the gradients the tape gives "
+                     "of c itself with respect to all three sources.",
+                 mistake="M21", code="stop_gradient_target")
 
 
 # ------------------------------------------------------------- 3. two-layer network by hand
