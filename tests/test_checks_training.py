@@ -1299,7 +1299,39 @@ def test_make_eval_step_rejects_the_draft():
     assert "training=False" in flat(message)
 
 
-@pytest.mark.parametrize("answer", [make_eval_step, make_eval_step_functional])
+def make_eval_step_draft_half_fixed(model, loss_fn, loss_metric, acc_metric):
+    """The draft with its tape and update removed, its training=True left in (a red-team round
+    found it passed: the check's model has no dropout)."""
+    @tf.function
+    def eval_step(x, y):
+        logits = model(x, training=True)
+        loss = loss_fn(y, logits)
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return eval_step
+
+
+def make_eval_step_default_mode(model, loss_fn, loss_metric, acc_metric):
+    """Correct: the model called without a training argument (Keras' default is inference)."""
+    @tf.function
+    def eval_step(x, y):
+        logits = model(x)
+        loss = loss_fn(y, logits)
+        loss_metric.update_state(loss)
+        acc_metric.update_state(y, logits)
+        return loss
+    return eval_step
+
+
+def test_make_eval_step_names_the_training_mode_left_in():
+    message = fails(checks.check_make_eval_step, make_eval_step_draft_half_fixed, "M55",
+                    says="training=True")
+    assert "model(x, training=False)" in flat(message)
+
+
+@pytest.mark.parametrize("answer", [make_eval_step, make_eval_step_functional,
+                                    make_eval_step_default_mode])
 def test_make_eval_step_accepts_other_correct_spellings(answer, capsys):
     checks.check_make_eval_step(answer)
     checks.check_make_eval_step(answer, cases=[(5, 13, 3), (6, 64, 1)], hidden=True)

@@ -134,12 +134,28 @@ def _dataset_classes(dataset) -> list[str]:
     return names
 
 
-def _small_model(seed: int, hidden: int = 16):
+class _TrainingSeen(tf.keras.layers.Layer):
+    """An identity layer without weights that keeps the ``training`` argument Keras gives each
+    of its calls (a Python bool or None, read while a tf.function traces): how the model was
+    called, which Dropout and BatchNormalization would obey."""
+
+    def __init__(self, seen: list, **kwargs):
+        super().__init__(**kwargs)
+        self._keep = seen.append  # a list set on a Keras layer would be copied into a tracked one
+
+    def call(self, inputs, training=None):
+        self._keep(training)
+        return inputs
+
+
+def _small_model(seed: int, hidden: int = 16, training_seen: list | None = None):
     """A small Keras model made by the check: logits of 10 classes from 64 features, its weights
     :func:`~autograder.checks.judge.training.small_model_weights` of ``seed`` (the grader makes
-    the same ones for its references)."""
+    the same ones for its references). With ``training_seen``, its first layer appends the
+    ``training`` argument of every call to that list (:class:`_TrainingSeen`)."""
     model = tf.keras.Sequential([
         tf.keras.Input(shape=(NUM_FEATURES,)),
+        *([_TrainingSeen(training_seen)] if training_seen is not None else []),
         tf.keras.layers.Dense(hidden, activation="relu"),
         tf.keras.layers.Dense(NUM_CLASSES),
     ])
@@ -705,13 +721,14 @@ def collect_make_eval_step(fn, case, ctx):
         case: ``(seed, batch_size, calls)``.
     Returns:
         ``{"calls": [{"loss", "weights", "loss_metric", "acc_metric", "acc_count"}, ...],
-        "tape": bool}``.
+        "tape": bool, "training_mode": whether the step called the model with training=True}``.
     Raises:
         CheckFailed: not a tf.function; a cause of :func:`call`.
     """
     __tracebackhide__ = True
     seed, batch, n_calls = int(case[0]), int(case[1]), int(case[2])
-    model = _small_model(seed + 100)
+    training_seen = []
+    model = _small_model(seed + 100, training_seen=training_seen)
     loss_metric, acc_metric = _new_metrics()
     step = call(fn, model, _loss_fn(), loss_metric, acc_metric, what=ctx.what)
     if not is_tf_function(step):
@@ -728,7 +745,8 @@ def collect_make_eval_step(fn, case, ctx):
                           "loss_metric": float(loss_metric.result()),
                           "acc_metric": float(acc_metric.result()),
                           "acc_count": float(acc_metric.count)})
-    return {"calls": calls, "tape": bool(record.calls)}
+    return {"calls": calls, "tape": bool(record.calls),
+            "training_mode": any(flag is True for flag in training_seen)}
 
 
 check_make_eval_step = exercise_check("check_make_eval_step", collect_make_eval_step)

@@ -782,6 +782,12 @@ def make_eval_step(case, obs, ctx):
                  fix="compute the logits (calling the model in inference mode, training=False) "
                      "and the loss without a tape, update the metrics and return the loss; no "
                      "tape.gradient, no optimizer.")
+    if obs.get("training_mode") is True:
+        ctx.fail(f"{ctx.what} measures the right numbers with this model, but it calls the model "
+                 f"with training=True, the train step's mode: in a model with dropout every "
+                 f"evaluation would be random, and batch normalization would move its "
+                 f"statistics on validation data.", mistake="M55", code="training_mode",
+                 fix="call the model in inference mode for evaluation: model(x, training=False).")
 
 
 # ----------------------------------------------------------------------------- 5. fit
