@@ -1187,3 +1187,16 @@ def test_square_if_positive_rejects_two_branches_doing_the_same_work():
 
     error = fails_with(checks.check_square_if_positive, same, "M21", "same work")
     assert error.code == "same_branches"
+
+
+@tf.function(autograph=False)
+def square_if_positive_masked_in_an_always_true_branch(x):
+    # a predicate from x that is always true: a mask inside the branch does the picking
+    return tf.cond(x > -1e30, lambda: x * x * tf.cast(x > 0, tf.float32), lambda: tf.zeros_like(x))
+
+
+def test_square_if_positive_refuses_a_branch_that_compares_x_again():
+    error = fails_with(checks.check_square_if_positive,
+                       square_if_positive_masked_in_an_always_true_branch, "M21",
+                       "a branch compares x again")
+    assert error.code == "branch_decides"

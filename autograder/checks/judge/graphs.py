@@ -179,6 +179,11 @@ COND_FIX = ("read tf.cond: a predicate and two functions of no arguments, one pe
             "square is computed only in the branch for positive x.")
 
 
+
+#: Ops that compare or take a sign: a mask made inside a branch decides what the cond is for.
+COMPARE_OPS = {"Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual", "Sign"}
+
+
 @exercise("square_if_positive", module=MODULE, cases=[3.0, -2.0],
           idea="the branch happens in the graph, built by tf.cond without AutoGraph: the graph "
                "of the function, traced with autograph=False, holds an If op (or tf.switch_case's "
@@ -262,6 +267,13 @@ def square_if_positive(case, obs, ctx):
             isinstance(b, list) and all(isinstance(o, list) and all(isinstance(n, str) for n in o)
                                         for o in b) for b in bodies):
         raise ValueError("branch_bodies of an unexpected form")
+    if any(COMPARE_OPS & set(body) for branches in bodies for body in branches):
+        ctx.fail(f"{ctx.what} gives the right values through tf.cond, but a branch compares x "
+                 f"again (a mask such as tf.cast(x > 0, x.dtype), tf.sign): the value is picked "
+                 f"by that arithmetic inside the branch, whichever branch the cond took.",
+                 mistake="M21", fix="let the cond's predicate, x > 0, make the choice: x * x in "
+                                    "one branch, 0.0 in the other, no comparison inside them.",
+                 code="branch_decides")
     # Judged on a case x <= 0, once that branch's values are known to be right.
     if x <= 0 and bodies and not any(returns_zero(body) for branches in bodies for body in branches):
         ctx.fail(f"{ctx.what} gives the right values through tf.cond, but the branch for "
