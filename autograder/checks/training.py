@@ -602,9 +602,9 @@ def _step_gradients(fn, seed, batch, lr) -> str:
     computed beside the tape, equal to its unshifted values, are not its results): ``"ok"``
     (the gradient applied to each variable is the result, for that variable, of a tape.gradient
     call whose target equals the loss the step returned: one call for all, or several),
-    ``"target_not_loss"`` (no gradient call's target is that loss: a decoy), ``"not_applied"`` (the gradients applied are not a gradient
-    call's results: made by hand), ``"no_apply"`` (the optimizer applied nothing) or
-    ``"failed"`` (the step raised when run eagerly)."""
+    ``"target_not_loss"`` (no gradient call's target is that loss: a decoy), ``"not_applied"``
+    (the gradients applied are not a gradient call's results: made by hand), ``"no_apply"`` (the
+    optimizer applied nothing) or ``"failed"`` (the step raised when run eagerly)."""
     model = _small_model(seed)
     optimizer = tf.keras.optimizers.SGD(learning_rate=lr)
     applied = []
