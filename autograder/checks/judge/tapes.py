@@ -42,17 +42,6 @@ def _floats(value) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
 
 
-def _near(value, want, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
-    """Whether ``value`` (anything the kernel sent) is a number array of ``want``'s shape within
-    the tolerances: the evidence of a named wrong value, never an error of its own."""
-    try:
-        got = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        return False
-    want = np.asarray(want, dtype=np.float64)
-    return got.shape == want.shape and bool(np.allclose(got, want, rtol=rtol, atol=atol))
-
-
 # --------------------------------------------------------------------------------------------
 # 01 Gradient tape basics
 # --------------------------------------------------------------------------------------------
@@ -608,7 +597,7 @@ def second_derivative(case, obs, ctx):
     ctx.close(obs["dy_dx"], df(np.float64(x)), ", f'(x)", rtol=1e-4, atol=1e-5,
               check_dtype="float")
     if (obs.get("second_from_tape") is True and obs["second_nested"] is not True
-            and _near(obs["d2y_dx2"], df(np.float64(x)))):
+            and matches(obs["d2y_dx2"], df(np.float64(x)), rtol=1e-4, atol=1e-5)):
         ctx.fail(f"{ctx.what}: f''(x) is f'(x) again: the tape call that produced it "
                  f"differentiated f's value y, not the first derivative, so it gave dy/dx a "
                  f"second time.", mistake="M99", code="value_differentiated_again",
@@ -970,7 +959,7 @@ def hvp(case, obs, ctx):
     x, v = hvp_problem(case)
     methods = obs["methods"] if isinstance(obs["methods"], list) else []
     slope = float(np.dot(_floats(grad(_floats(x))), _floats(v)))
-    if "jvp" in methods and _near(obs["result"], slope, rtol=1e-3, atol=1e-3):
+    if "jvp" in methods and matches(obs["result"], slope, rtol=1e-3, atol=1e-3):
         ctx.fail(f"{ctx.what} returns one number, the derivative of f along v (grad f . v): "
                  f"the accumulator's jvp of f's value y. H v has n entries: it is the "
                  f"derivative along v of the gradient, which the tape computed inside the "
