@@ -787,7 +787,7 @@ def make_eval_step(case, obs, ctx):
                  f"with training=True, the train step's mode: in a model with dropout every "
                  f"evaluation would be random, and batch normalization would move its "
                  f"statistics on validation data.", mistake="M55", code="training_mode",
-                 fix="call the model in inference mode for evaluation: model(x, training=False).")
+                 fix="evaluate in inference mode: training=False where the step calls the model.")
 
 
 # ----------------------------------------------------------------------------- 5. fit
