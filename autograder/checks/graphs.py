@@ -40,6 +40,7 @@ from .capture import capture_output
 from .compare import CheckFailed, fail
 from .harness import (GradientRecord, call, collect_prediction, diagnose, exercise_check, is_tf_function,
                       quiet_tensorflow, recording_gradients, require_tf_function)
+from .judge.control_flow import WHILE_OPS
 from .judge.graphs import (BRANCHES_DISAGREE, NUMPY_IN_GRAPH, REFUSED_INPUT, celsius_inputs,
                            celsius_refusals, grad_function_spec, nearby)
 
@@ -102,7 +103,8 @@ def graph_evidence(fn, *input_signature) -> dict:
     tensor it captured or of a variable it reads; ``constant_elements``, the elements of all of
     those together (a table spread over many scalar constants, one per branch, counts whole);
     ``numeral_strings``, how many string entries of those are decimal numbers (``b"7"``): words
-    written in advance, not computed."""
+    written in advance, not computed; ``output_ops`` (:func:`output_op_types`) and ``loop_work``
+    (:func:`loop_work`)."""
     concrete = functions.concrete_function(fn, *input_signature)
     graph_def = concrete.graph.as_graph_def()
     nodes = list(graph_def.node)
@@ -136,14 +138,11 @@ def graph_evidence(fn, *input_signature) -> dict:
     return {"op_types": sorted({node.op for node in nodes}), "largest_constant": largest,
             "constant_elements": total,
             "numeral_strings": numerals, "captured_resources": resources,
-            "output_ops": output_op_types(concrete)}
+            "output_ops": output_op_types(concrete), "loop_work": loop_work(concrete, graph_def)}
 
 
 #: Most ops :func:`output_op_types` walks (a graph of this course has a few hundred).
 MAX_WALK = 100_000
-
-#: The op types of a graph loop (tf.while_loop, AutoGraph's loops).
-WHILE_TYPES = {"While", "StatelessWhile"}
 
 
 def output_op_types(concrete) -> list[str]:
@@ -167,20 +166,21 @@ def output_op_types(concrete) -> list[str]:
 _PASS_THROUGH = {"Identity", "IdentityN"}
 
 
-def loop_work(concrete) -> bool | None:
+def loop_work(concrete, graph_def) -> bool | None:
     """Whether a While loop of ``concrete``'s own graph computes what the outputs are made of:
     None when no While op is among the outputs' ancestors; True when, for some output of such a
     loop that the function's outputs are computed from, the loop's body makes that loop
     variable with an op of its own; False when every such loop variable comes out of the body
     as it went in (through Identity ops only): a loop that runs and does nothing, the value
-    computed before it (a vectorised sum passed through a ``while i < 0`` loop)."""
-    library = {f.signature.name: f for f in concrete.graph.as_graph_def().library.function}
+    computed before it (a vectorised sum passed through a ``while i < 0`` loop). ``graph_def``
+    is the graph's GraphDef, whose library holds the loop bodies."""
+    library = {f.signature.name: f for f in graph_def.library.function}
     used, seen = {}, set()  # While op name -> (its body's name, the output indices used)
     stack = list(concrete.outputs)
     while stack and len(seen) < MAX_WALK:
         tensor = stack.pop()
         op = tensor.op
-        if op.type in WHILE_TYPES:
+        if op.type in WHILE_OPS:
             used.setdefault(op.name, (op.get_attr("body").name, set()))[1].add(tensor.value_index)
         if op.name in seen:
             continue
@@ -218,8 +218,7 @@ def graph_ops(fn, *input_signature) -> dict:
     the outputs are computed from, :func:`output_op_types`) and ``loop_work``
     (:func:`loop_work`) of ``fn``'s graph."""
     evidence = graph_evidence(fn, *input_signature)
-    return {"op_types": evidence["op_types"], "output_ops": evidence["output_ops"],
-            "loop_work": loop_work(functions.concrete_function(fn, *input_signature))}
+    return {key: evidence[key] for key in ("op_types", "output_ops", "loop_work")}
 
 
 def all_op_types(fn, *input_signature) -> list[str]:

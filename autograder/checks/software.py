@@ -65,6 +65,7 @@ from .compare import fail
 from .graphs import show_prediction
 from .harness import (TAPE_SHIFT, call, counting_calls, exercise_check, explain_missing_gradient,
                       is_tf_function, recording_gradients)
+from .judge.readers import matches
 from .judge.software import (NOT_TF_FUNCTION, RUN_MODES, cross_entropy_inputs, graph_inputs,
                              log1pexp_inputs, scaled_problem, step_case, two_layer_inputs,
                              two_layer_problem)
@@ -388,21 +389,12 @@ def collect_graph_backward_tape(fn, case, ctx):
             with recording_gradients(shift=TAPE_SHIFT):
                 shifted = _unpack(call(fn, *(tf.constant(a) for a in arrays), what=what), 4,
                                   ctx, names)[1:]
-            from_tape = [tape and _moved(g, s) for tape, g, s in zip(from_tape, (gx, gy, gz),
-                                                                      shifted)]
+            from_tape = [tape and matches(np.asarray(s), np.asarray(g, np.float64) + TAPE_SHIFT,
+                                          rtol=1e-5, atol=1e-5)
+                         for tape, g, s in zip(from_tape, (gx, gy, gz), shifted)]
     return {"c": c, "grad_x": gx, "grad_y": gy, "grad_z": gz, "from_tape": from_tape,
             "tape_calls": _call_values(record, None), "other_spellings": others.calls,
             "stop_gradient_calls": stopped[0]}
-
-
-def _moved(value, shifted) -> bool:
-    """Whether ``shifted`` is ``value`` + TAPE_SHIFT, entry by entry (float32 tolerance)."""
-    try:
-        value, shifted = np.asarray(value, np.float64), np.asarray(shifted, np.float64)
-    except (TypeError, ValueError):
-        return False
-    return value.shape == shifted.shape and bool(
-        np.allclose(shifted, value + TAPE_SHIFT, rtol=1e-5, atol=1e-5))
 
 
 check_graph_backward_tape = exercise_check("check_graph_backward_tape",

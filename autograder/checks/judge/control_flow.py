@@ -19,7 +19,7 @@ import numpy as np
 from . import exercise
 from .pitfalls import PREDICTION_LABEL, _predicted, _prediction_values, _same, _wrong
 from .readers import (PY_FUNC_OPS, check_probe, count, op_types, refuse_py_function,
-                      require_from, values)
+                      require_from, require_loop_work, values)
 
 MODULE = "autograder.checks.control_flow"
 
@@ -31,17 +31,6 @@ TAKEN_BRANCH_OPS = CONDITIONAL_OPS | {"Case", "StatelessCase"}
 BRANCH_OPS = TAKEN_BRANCH_OPS | {"Select", "SelectV2"}
 #: Op types of a graph loop (tf.while_loop, AutoGraph's while and for over a tensor).
 WHILE_OPS = {"While", "StatelessWhile"}
-
-
-def require_loop_work(ctx, obs, what_value: str, fix: str) -> None:
-    """Fail (M21, ``loop_does_nothing``) when the kernel found that every While loop the
-    returned value comes through hands it on unchanged (``obs["loop_work"]`` False,
-    :func:`autograder.checks.graphs.loop_work`): the value was computed before the loop."""
-    __tracebackhide__ = True
-    if obs.get("loop_work") is False:
-        ctx.fail(f"{ctx.what} gives the right {what_value}, and it comes out of a While loop, "
-                 f"but the loop's body hands it on unchanged: it was computed before the loop, "
-                 f"which does no work on it.", mistake="M21", fix=fix, code="loop_does_nothing")
 PRINT_OPS = {"PrintV2", "Print"}
 #: Op types of lookup tables (tf.lookup): words looked up are words written in advance.
 TABLE_OPS = {"LookupTableFind", "LookupTableFindV2", "LookupTableImport",

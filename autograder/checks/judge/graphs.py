@@ -179,7 +179,6 @@ COND_FIX = ("read tf.cond: a predicate and two functions of no arguments, one pe
             "square is computed only in the branch for positive x.")
 
 
-
 #: Ops that compare or take a sign: a mask made inside a branch decides what the cond is for.
 COMPARE_OPS = {"Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual", "Sign"}
 

@@ -100,3 +100,14 @@ def require_from(ctx, obs, wanted: set, what_op: str, fix: str, code: str) -> No
         ctx.fail(f"{ctx.what} gives the right values and its graph has {what_op}, but the "
                  f"returned value is not computed from it: it stands beside the answer, which "
                  f"is computed another way.", mistake="M21", fix=fix, code=code)
+
+
+def require_loop_work(ctx, obs, what_value: str, fix: str) -> None:
+    """Fail (M21, ``loop_does_nothing``) when the kernel found that every While loop the
+    returned value comes through hands it on unchanged (``obs["loop_work"]`` False,
+    :func:`autograder.checks.graphs.loop_work`): the value was computed before the loop."""
+    __tracebackhide__ = True
+    if obs.get("loop_work") is False:
+        ctx.fail(f"{ctx.what} gives the right {what_value}, and it comes out of a While loop, "
+                 f"but the loop's body hands it on unchanged: it was computed before the loop, "
+                 f"which does no work on it.", mistake="M21", fix=fix, code="loop_does_nothing")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import TAPE_SHIFT, exercise
+from .readers import count
 
 MODULE = "autograder.checks.software"
 
@@ -426,8 +427,7 @@ def graph_backward_tape(case, obs, ctx):
                  fix="compute c inside the tape's block and return the gradients the tape gives "
                      "of c with respect to all three sources.",
                  mistake="M21", code="tape_target")
-    stopped = obs.get("stop_gradient_calls")
-    if isinstance(stopped, int) and not isinstance(stopped, bool) and stopped > 0:
+    if count(obs, "stop_gradient_calls") > 0:
         ctx.fail(f"{ctx.what} returns gradients a tape produced, but of a target built with "
                  f"tf.stop_gradient: its value can be c's while its gradient is whatever "
                  f"formula the unstopped part carries. Nothing in c = sum(x * y + z) needs a "

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import TAPE_SHIFT, exercise
 from .pitfalls import _predicted, _prediction_values, _same, _wrong
-from .readers import matches
+from .readers import count, matches
 from ..compare import function_from_source
 
 MODULE = "autograder.checks.tapes"
@@ -52,8 +52,8 @@ def _refuse_finite_differences(ctx, obs, fix: str) -> None:
     built to return them (a target like ``x * d + tf.stop_gradient(f(x) - x * d)``), agree with
     the tapes' values and move with their shift, but a derivative by autodiff evaluates f at x
     alone."""
-    calls = obs.get("off_point_calls")
-    if isinstance(calls, int) and not isinstance(calls, bool) and calls > 0:
+    calls = count(obs, "off_point_calls")
+    if calls > 0:
         ctx.fail(f"{ctx.what} returns the right numbers, but it called f {calls} "
                  f"time{'s' if calls > 1 else ''} at points other than x: finite differences "
                  f"(f at x + h and x - h), passed through tape calls. Autodiff evaluates f at x "
