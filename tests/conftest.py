@@ -5,11 +5,10 @@ default grading of it (tests/test_grading_samples.py) reads this one. A test tha
 its own (other options, a class changed on purpose) grades its own, the smallest class its claim
 allows.
 
-Where pytest-xdist is installed and asked for (it is not in the test extras: on 2 cores it was not
-measured faster), session fixtures are per worker process: ``--dist loadfile`` keeps each file on
-one worker, so the class is graded once per session as long as one
-file (tests/test_grading_samples.py) reads :func:`graded_samples`; :func:`sample_class`, cheap to
-build, is built once per worker.
+The suite runs in two pytest-xdist processes (``-n 2 --dist loadfile`` in pyproject.toml), each
+test file on one of them, so session fixtures are per process: :func:`graded_samples` is graded
+once, in the process that runs tests/test_grading_samples.py (its only reader), and
+:func:`sample_class`, cheap to build, once per process that asks for it.
 
 The grading runs of most test files share one Dask cluster (:func:`shared_scheduler`): each run
 starting a cluster of its own cost 20-60 s on 2 cores, before any notebook was graded.
@@ -33,14 +32,16 @@ def hashes(folder: Path) -> dict[str, str]:
 
 
 def grading_workers(wanted: int = 2) -> int:
-    """Dask workers for a test's grading run: ``wanted``, but no more than the cores left to this
-    test process when pytest-xdist runs several (PYTEST_XDIST_WORKER_COUNT), at least 1.
+    """Dask workers for a test's grading run: ``wanted``, but no more than this machine's cores,
+    at least 1.
 
+    Not divided between the test processes: a run that grades on all the cores while the other
+    process runs its tests shares them, and has them all when the other is done (on 2 cores the
+    sample class's file alone takes 17 min on one worker, longer than the rest of the suite).
     A test whose claim is about several workers (a worker lost mid-job, two commands at once)
     passes its own number instead."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    processes = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    return max(1, min(wanted, cores // processes))
+    return max(1, min(wanted, cores))
 
 
 # The environment as the root conftest.py left it, before any test changed it: what the shared

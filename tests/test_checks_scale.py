@@ -486,7 +486,7 @@ def test_two_device_tests_in_a_fresh_process():
     """Where another module started TensorFlow first, the two-device tests run in a process of
     their own, in which this module is the first to start it."""
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
          f"{Path(__file__).resolve()}", "-k", "distributed_step"],
         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stdout[-3000:]

@@ -270,6 +270,25 @@ def test_train_with_optimizer_rejects_updates_that_never_run():
     fails(checks.check_train_with_optimizer, no_update, says="never update")
 
 
+def test_train_with_optimizer_names_steps_by_hand_that_bump_the_iteration_count():
+    # The right losses (SGD's rule written out) and the right iteration count, set by hand: the
+    # message says that the optimizer was never given a gradient, not that it made the updates.
+    def by_hand(optimizer, x, y, w1, w2, steps):
+        lr = float(optimizer.learning_rate.numpy())
+        losses = []
+        for _ in range(steps):
+            with tf.GradientTape() as tape:
+                loss = tf_loss(x, y, w1, w2)
+            g1, g2 = tape.gradient(loss, [w1, w2])
+            w1.assign_sub(lr * g1)
+            w2.assign_sub(lr * g2)
+            optimizer.iterations.assign_add(1)
+            losses.append(float(loss))
+        return losses
+    error = fails_with(checks.check_train_with_optimizer, by_hand, "M21", "never given a gradient")
+    assert "made the updates" not in flat(error)
+
+
 def test_train_with_optimizer_rejects_loss_recorded_after_the_update():
     def late(optimizer, x, y, w1, w2, steps):
         losses = train_with_optimizer(optimizer, x, y, w1, w2, steps)

@@ -930,9 +930,12 @@ def train_with_optimizer(case, obs, ctx):
                  fix="call optimizer.apply_gradients exactly once in each step.",
                  code="iterations")
     if obs["grads_from_tape"] is not True:
-        ctx.fail(f"{ctx.what}: the optimizer made the updates, but the gradients it was given "
-                 f"did not come from tape.gradient: the exercise is gradients from a tape, "
-                 f"applied by the optimizer.",
+        # None: apply_gradients never ran, though the iteration count moved (set by hand).
+        given = ("the optimizer was never given a gradient (its iteration count moved without "
+                 "apply_gradients)" if obs["grads_from_tape"] is None else
+                 "the gradients the optimizer was given did not come from tape.gradient")
+        ctx.fail(f"{ctx.what}: {given}: the exercise is gradients from a tape, applied by the "
+                 f"optimizer.",
                  fix="compute the loss inside the tape's block, take its gradients with respect "
                      "to both weights, and let the optimizer apply them (read the optimizer's "
                      "apply_gradients).",
@@ -945,8 +948,8 @@ def train_with_optimizer(case, obs, ctx):
     first = applied[0] if isinstance(applied, list) and applied else None
     if produced is None or not isinstance(first, list) or len(first) != 2 or not all(
             isinstance(g, np.ndarray) and _near(g, r, 1e-5) for g, r in zip(first, produced)):
-        ctx.fail(f"{ctx.what}: the optimizer made the updates, but what apply_gradients was "
-                 f"given is not what a tape.gradient call of the loss returned (the tape's "
+        ctx.fail(f"{ctx.what}: what apply_gradients was given is not what a tape.gradient "
+                 f"call of the loss returned (the tape's "
                  f"target is another expression, or other gradients were applied).",
                  fix="compute the loss inside the tape's block, take its gradients with respect "
                      "to both weights, and let the optimizer apply them (read the optimizer's "
