@@ -124,3 +124,51 @@ def test_the_request_expression_looks_up_no_name():
                       if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
             stack += [c for c in item.co_consts if isinstance(c, types.CodeType)]
         assert loads == set(), (route, loads)
+
+
+def _integrity_probe_namespace() -> dict:
+    """The integrity check's kernel half run here, with this process's modules pinned (no shell)."""
+    import hashlib
+    import linecache
+    import os
+
+    from autograder.grading.preprocessors import probe
+
+    pinned = {"builtins": builtins, "sys": sys, "types": types, "os": os, "linecache": linecache,
+              "sha256": hashlib.sha256, "SHELL": None, "ENTRY": None}
+    namespace = {"PINNED": pinned}
+    exec(compile(probe.SOURCE, "integrity_probe.py", "exec"), namespace)
+    return namespace
+
+
+def test_the_record_is_plain_data_only_with_exact_types_at_any_depth():
+    plain = _integrity_probe_namespace()["_plain"]
+
+    class Same(str):
+        def __eq__(self, other):
+            return True
+        __hash__ = str.__hash__
+
+    state = {"a": [(1, "x", None, True)] * 3, "b": {"c": [[("d", 2)]]}}
+    assert plain(state)
+    assert not plain({"a": [(1, Same("x"))]})
+    assert not plain({"b": {"c": [[("d", 2.5)]]}})
+    assert not plain({Same("key"): 1})
+
+
+def test_a_file_name_posing_as_one_already_resolved_is_resolved_itself(tmp_path):
+    # The check resolves each file name once; a str subclass that hashes and compares like a
+    # trusted path must not be answered with that path.
+    namespace = _integrity_probe_namespace()
+    real = namespace["_realpath"]
+    trusted = str(tmp_path / "trusted.py")
+    assert real(trusted) == trusted
+
+    class Posing(str):
+        def __eq__(self, other):
+            return True
+
+        def __hash__(self):
+            return hash(trusted)
+
+    assert real(Posing(str(tmp_path / "elsewhere.py"))) == str(tmp_path / "elsewhere.py")

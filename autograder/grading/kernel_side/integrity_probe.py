@@ -157,6 +157,20 @@ def _same(now, before) -> bool:
     return now == before
 
 
+_REALPATHS = {}  # realpath of each file name, for one check (this source is run anew for each)
+
+
+def _realpath(path):
+    """``os.path.realpath(path)``, each exact str computed once per check (the files of the check
+    modules' hundreds of functions are a few dozen); any other object is resolved every time (a
+    str subclass could pose as a key it is not)."""
+    if type(path) is not str:
+        return os.path.realpath(path)
+    if path not in _REALPATHS:
+        _REALPATHS[path] = os.path.realpath(path)
+    return _REALPATHS[path]
+
+
 def _course_function(item, checks_dir, trusted) -> bool:
     """Whether a value found in a check module's table is not a function, or a function of a
     trusted file; one of a check module's own file must be that module's attribute of its name
@@ -165,10 +179,10 @@ def _course_function(item, checks_dir, trusted) -> bool:
         return True
     while hasattr(item, "__wrapped__") and isinstance(item.__wrapped__, types.FunctionType):
         item = item.__wrapped__
-    path = os.path.realpath(item.__code__.co_filename)
+    path = _realpath(item.__code__.co_filename)
     if not path.startswith(trusted):
         return False
-    if not path.startswith(os.path.realpath(checks_dir) + os.sep) or item.__name__ == "<lambda>":
+    if not path.startswith(_realpath(checks_dir) + os.sep) or item.__name__ == "<lambda>":
         return True
     owner = sys.modules.get(item.__module__)
     held = getattr(owner, item.__name__, None)
@@ -228,7 +242,7 @@ def _definition(module, name, methods, trusted):
         return None
     # A wrapper without code of its own (functools.cache's) counts as of the module's file.
     here = getattr(module, "__file__", None) or "?"
-    if not all(os.path.realpath(getattr(getattr(f, "__code__", None), "co_filename", here)).startswith(trusted)
+    if not all(_realpath(getattr(getattr(f, "__code__", None), "co_filename", here)).startswith(trusted)
                for f in layers):
         return None
     return code_digest(code)
@@ -240,12 +254,12 @@ def _check_modules(checks_dir, definitions):
     ``definitions`` (``{module: {name: None for a function, or a class's method names}}``), the
     digests of what it holds under those names: ``(findings, {module: {name: digest}})``."""
     found, digests = [], {}
-    trusted = tuple(os.path.realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, checks_dir})
+    trusted = tuple(_realpath(p) + os.sep for p in {sys.prefix, sys.base_prefix, checks_dir})
     for name, module in list(sys.modules.items()):
         if not name.startswith("autograder.checks.") or module is None:
             continue
-        path = os.path.realpath(getattr(module, "__file__", None) or "?")
-        if not path.startswith(os.path.realpath(checks_dir) + os.sep):
+        path = _realpath(getattr(module, "__file__", None) or "?")
+        if not path.startswith(_realpath(checks_dir) + os.sep):
             found.append(f"check module {name} is not a file of the course ({path})")
             continue
         if name in definitions:
@@ -271,13 +285,20 @@ def _check_modules(checks_dir, definitions):
 
 def _plain(value) -> bool:
     """Whether ``value`` is made only of dicts, lists, tuples, strings, ints and None (exact types:
-    a subclass could compare equal to anything)."""
-    kind = type(value)
-    if kind is dict:
-        return all(_plain(k) and _plain(v) for k, v in value.items())
-    if kind in (list, tuple):
-        return all(_plain(v) for v in value)
-    return kind in (str, int, bool, type(None))
+    a subclass could compare equal to anything). A loop over a stack, not recursion: a state holds
+    tens of thousands of values, read at every check."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif kind is not str and kind is not int and kind is not bool and item is not None:
+            return False
+    return True
 
 
 def _record_digest(state):
