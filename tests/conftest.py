@@ -5,10 +5,10 @@ default grading of it (tests/test_grading_samples.py) reads this one. A test tha
 its own (other options, a class changed on purpose) grades its own, the smallest class its claim
 allows.
 
-The suite runs in two pytest-xdist processes (``-n 2 --dist loadfile`` in pyproject.toml), each
-test file on one of them, so session fixtures are per process: :func:`graded_samples` is graded
-once, in the process that runs tests/test_grading_samples.py (its only reader), and
-:func:`sample_class`, cheap to build, once per process that asks for it.
+Run in two pytest-xdist processes (``pytest -n 2 --dist loadfile``), each test file on one of
+them, session fixtures are per process: :func:`graded_samples` is graded once, in the process that
+runs tests/test_grading_samples.py (its only reader), and :func:`sample_class`, cheap to build,
+once per process that asks for it.
 
 The grading runs of most test files share one Dask cluster (:func:`shared_scheduler`): each run
 starting a cluster of its own cost 20-60 s on 2 cores, before any notebook was graded.
