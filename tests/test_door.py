@@ -11,7 +11,7 @@ import uuid
 
 import pytest
 
-from autograder.grading.preprocessors import door
+from autograder.grading.preprocessors import door, probe
 
 PROBE = ("def probe(*args):\n    sys = dict(PINNED)['sys']\n"
          "    return {'len': len([1, 2]), 'sys': sys.version, 'args': list(args)}\n")
@@ -126,23 +126,8 @@ def test_the_request_expression_looks_up_no_name():
         assert loads == set(), (route, loads)
 
 
-def _integrity_probe_namespace() -> dict:
-    """The integrity check's kernel half run here, with this process's modules pinned (no shell)."""
-    import hashlib
-    import linecache
-    import os
-
-    from autograder.grading.preprocessors import probe
-
-    pinned = {"builtins": builtins, "sys": sys, "types": types, "os": os, "linecache": linecache,
-              "sha256": hashlib.sha256, "SHELL": None, "ENTRY": None}
-    namespace = {"PINNED": pinned}
-    exec(compile(probe.SOURCE, "integrity_probe.py", "exec"), namespace)
-    return namespace
-
-
 def test_the_record_is_plain_data_only_with_exact_types_at_any_depth():
-    plain = _integrity_probe_namespace()["_plain"]
+    plain = probe.kernel_half()["_plain"]
 
     class Same(str):
         def __eq__(self, other):
@@ -159,8 +144,7 @@ def test_the_record_is_plain_data_only_with_exact_types_at_any_depth():
 def test_a_file_name_posing_as_one_already_resolved_is_resolved_itself(tmp_path):
     # The check resolves each file name once; a str subclass that hashes and compares like a
     # trusted path must not be answered with that path.
-    namespace = _integrity_probe_namespace()
-    real = namespace["_realpath"]
+    real = probe.kernel_half()["_realpath"]
     trusted = str(tmp_path / "trusted.py")
     assert real(trusted) == trusted
 

@@ -949,8 +949,8 @@ def train_with_optimizer(case, obs, ctx):
     if produced is None or not isinstance(first, list) or len(first) != 2 or not all(
             isinstance(g, np.ndarray) and _near(g, r, 1e-5) for g, r in zip(first, produced)):
         ctx.fail(f"{ctx.what}: what apply_gradients was given is not what a tape.gradient "
-                 f"call of the loss returned (the tape's "
-                 f"target is another expression, or other gradients were applied).",
+                 f"call of the loss returned (the tape's target is another expression, or other "
+                 f"gradients were applied).",
                  fix="compute the loss inside the tape's block, take its gradients with respect "
                      "to both weights, and let the optimizer apply them (read the optimizer's "
                      "apply_gradients).",

@@ -277,8 +277,8 @@ def _check_modules(checks_dir, definitions):
     if user_checks is not None and (
             not isinstance(user_checks, types.ModuleType)
             or sys.modules.get(getattr(user_checks, "__name__", "")) is not user_checks
-            or not os.path.realpath(getattr(user_checks, "__file__", None) or "?").startswith(
-                os.path.realpath(checks_dir) + os.sep)):
+            or not _realpath(getattr(user_checks, "__file__", None) or "?").startswith(
+                _realpath(checks_dir) + os.sep)):
         found.append("the name 'checks' no longer refers to the course's check module")
     return found, digests
 

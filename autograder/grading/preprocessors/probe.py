@@ -26,7 +26,7 @@ from pathlib import Path
 from autograder.checks.judge import error_name
 from autograder.grading.preprocessors import door
 
-__all__ = ["SOURCE", "CHECKS_DIR", "CHANGES", "DEFINITIONS", "REFERENCE", "Record", "findings",
+__all__ = ["SOURCE", "CHECKS_DIR", "CHANGES", "DEFINITIONS", "REFERENCE", "Record", "findings", "kernel_half",
            "failure"]
 
 SOURCE = (Path(__file__).parents[1] / "kernel_side" / "integrity_probe.py").read_text()
@@ -71,14 +71,20 @@ def _course_names() -> frozenset:
     return frozenset(names)
 
 
-def _code_digest():
-    """The kernel half's own ``code_digest`` (run here with this process's modules), so that both
-    sides digest code alike."""
+def kernel_half() -> dict:
+    """The namespace of the kernel half (:data:`SOURCE`) run here, with this process's modules
+    pinned in place of the door's (no shell, no course entry): its functions as the kernel has
+    them, for this module and for tests."""
     pinned = {"builtins": builtins, "sys": sys, "types": types, "os": os, "linecache": linecache,
               "sha256": hashlib.sha256, "SHELL": None, "ENTRY": None}
     namespace = {"PINNED": pinned}
     exec(compile(SOURCE, "integrity_probe.py", "exec"), namespace)
-    return namespace["code_digest"]
+    return namespace
+
+
+def _code_digest():
+    """The kernel half's own ``code_digest`` (run here), so that both sides digest code alike."""
+    return kernel_half()["code_digest"]
 
 
 def _definitions() -> tuple[dict, dict]:
