@@ -107,3 +107,19 @@ def test_a_visible_check_and_its_graded_cell_say_which_is_which(assignment_id):
                                  "the first problem it finds."}
     assert firsts["graded"] == {"# Graded cell (read-only): the check above again; when your "
                                 "instructor grades, it also runs hidden cases."}
+
+
+def test_solutions_are_executed_with_the_cpu_a_student_has():
+    """Grading kernels split the CPU in two for 08's checks; the stored outputs come from kernels
+    without that split, so a notebook that lists its devices shows what a student's kernel has."""
+    from autograder.grading.defaults import KERNEL_ENV
+    from autograder.grading.distribute.release import SolutionKernelManager
+
+    env = SolutionKernelManager().launch_env({})
+    assert "WORKBOOK_LOGICAL_CPUS" not in env
+    assert env == {k: v for k, v in KERNEL_ENV.items() if k != "WORKBOOK_LOGICAL_CPUS"}
+    for solution in sorted((ROOT / "solutions").glob("*/*.ipynb")):
+        code = [cell for cell in nbformat.read(solution, as_version=4).cells if cell.cell_type == "code"]
+        stored = "".join(str(output.get("text", "")) for cell in code for output in cell.outputs)
+        asks_for_two = any('os.environ["WORKBOOK_LOGICAL_CPUS"] = "2"' in cell.source for cell in code)
+        assert ("/CPU:1" in stored) == asks_for_two, solution.name

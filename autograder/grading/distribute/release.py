@@ -10,9 +10,10 @@ from datetime import datetime
 from pathlib import Path
 
 import nbformat
+from traitlets import Dict
 
 from autograder.grading.course import REPO_ROOT, assignments
-from autograder.grading.defaults import GRADEBOOK_FILE, KERNEL_NAME, RELEASE_DIR, SOURCE_DIR
+from autograder.grading.defaults import GRADEBOOK_FILE, KERNEL_ENV, KERNEL_NAME, RELEASE_DIR, SOURCE_DIR
 from autograder.grading.kernels.managers import GradingKernelManager
 from autograder.grading.nbgrader_api import nbgrader_api, nbgrader_config, stamp_new_gradebook
 
@@ -211,9 +212,18 @@ def _read_record(path: Path) -> dict[str, str]:
     return record
 
 
+class SolutionKernelManager(GradingKernelManager):
+    """Grading mode without the CPU split: a student's kernel sees one CPU device unless its
+    notebook asks for more (08's set-up cell does), so the stored outputs show what a student sees."""
+
+    kernel_env = Dict({k: v for k, v in KERNEL_ENV.items() if k != "WORKBOOK_LOGICAL_CPUS"},
+                      help="grading mode's variables less utils.notebook.LOGICAL_CPUS_ENV").tag(config=True)
+
+
 def execute_notebook(path: Path, *, timeout: int = 600) -> nbformat.NotebookNode:
-    """Run a notebook top to bottom in a fresh kernel in grading mode (working directory: its
-    folder) and return it with outputs, TensorFlow's stderr log lines removed. Raises nbclient's
+    """Run a notebook top to bottom in a fresh kernel in grading mode, less the CPU split that
+    grading kernels get (:class:`SolutionKernelManager`; working directory: its folder), and
+    return it with outputs, TensorFlow's stderr log lines removed. Raises nbclient's
     CellExecutionError on the first failing cell."""
     from nbclient import NotebookClient
 
@@ -221,7 +231,7 @@ def execute_notebook(path: Path, *, timeout: int = 600) -> nbformat.NotebookNode
     # Widget state (tqdm's bars) would carry the solution's numbers into the release's metadata;
     # timing metadata would change the release at every execution.
     NotebookClient(nb, timeout=timeout, kernel_name=KERNEL_NAME, store_widget_state=False,
-                   kernel_manager_class=GradingKernelManager,
+                   kernel_manager_class=SolutionKernelManager,
                    record_timing=False,
                    resources={"metadata": {"path": str(Path(path).parent)}}).execute()
     strip_stderr(nb)
