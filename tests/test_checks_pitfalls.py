@@ -1516,6 +1516,30 @@ def test_count_ops_names_a_count_of_the_top_level_graph_only():
                "counts only the top-level graph", "library")
 
 
+def notebook_count_ops_draft():
+    """count_ops_draft as 07's release defines it (its cell up to the first blank line)."""
+    import json
+    from pathlib import Path
+
+    notebook = (Path(__file__).resolve().parents[1] / "notebooks" / "07_graph_pitfalls_debugging"
+                / "07_graph_pitfalls_debugging.ipynb")
+    cells = ["".join(c["source"]) for c in json.loads(notebook.read_text())["cells"]]
+    drafts = [c for c in cells if "def count_ops_draft(" in c]
+    assert len(drafts) == 1
+    namespace = {}
+    exec(drafts[0].split("\n\n")[0], namespace)
+    return namespace["count_ops_draft"]
+
+
+def test_count_ops_names_the_drafts_count_of_functions():
+    # The draft counts graph_def.library.function (one per loop condition, body or branch).
+    draft = notebook_count_ops_draft()
+    fails_with(pitfalls.check_count_ops, draft, "M102", "counts the library's functions",
+               "not the ops inside them")
+    graded_failure("check_count_ops", (draft,), [COLLATZ], "M102", "hidden case 1",
+                   secrets=["collatz"])
+
+
 def test_count_ops_rejects_a_number_copied_from_the_notebook():
     # 63: fizzbuzz's count in 04; no visible case of 07 has that many.
     error = fails_with(pitfalls.check_count_ops, lambda c: 63, None, "function digit_sum",

@@ -422,6 +422,11 @@ CATALOGUE = {
              "acc.jvp(y) of a scalar f is its derivative along the tangent, grad f . v: one "
              "number, not the Hessian-vector product",
              "take the accumulator's jvp of the gradient the tape computed inside its block"),
+    "M102": ("a graph's library functions counted, not their ops",
+             "graph_def.library.function holds one FunctionDef per loop condition, loop body "
+             "and branch; each is a graph of its own with many nodes",
+             "count the nodes inside each function of the library, as the top-level graph's "
+             "nodes are counted"),
 }
 
 #: M id -> short name, as messages show it.

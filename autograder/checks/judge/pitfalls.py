@@ -987,4 +987,10 @@ def count_ops(case, obs, ctx):
                  fix="loop bodies and branches are functions of the GraphDef's library: add the "
                      "nodes of every function there (read GraphDef's library and FunctionDef's "
                      "node_def).")
+    if library and matches(got, graph + len(library), 0, 0):
+        ctx.fail(f"{ctx.what} counts the library's functions ({len(library)}), not the ops "
+                 f"inside them: each loop condition, loop body and branch is one function "
+                 f"holding a graph of its own.", mistake="M102",
+                 fix="for every function of the library, add how many nodes its own graph "
+                     "has (read FunctionDef's fields).")
     ctx.close(got, want, ", the number of ops", rtol=0, atol=0)
