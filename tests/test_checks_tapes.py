@@ -5,7 +5,9 @@ mocks."""
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
+import nbformat
 import numpy as np
 import tensorflow as tf
 
@@ -16,6 +18,8 @@ from autograder.checks.compare import CheckFailed
 from autograder.checks.judge import tapes as judge_tapes
 from autograder.checks.kernel_entry import Entry
 from tests.expect import fails_with, flat
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def grade(check_name, fn, cases):
@@ -1366,6 +1370,46 @@ def test_square_grad_prediction_rejects_a_measured_tensor_and_a_wrong_derivative
     with pytest.raises(CheckFailed) as info:
         tapes.check_square_grad_prediction(9.0, None)
     assert info.value.code == "wrong_prediction" and "2x" in flat(info.value)
+
+
+def test_grads_from_one_tape_prediction_accepts_none_and_none(capsys):
+    tapes.check_grads_from_one_tape_prediction(None, None)
+    assert "grads_from_one_tape_prediction: 1 case passed" in capsys.readouterr().out
+
+
+def test_grads_from_one_tape_prediction_rejects_the_numbers_of_both_fixes_naming_m01():
+    # 108.0 and 6.0 are what the draft gives once the constant is watched too: the answer of a
+    # student who did not see the second bug behind the first.
+    for predicted in [(108.0, 6.0), (None, 6.0), (108, None)]:
+        with pytest.raises(CheckFailed) as info:
+            tapes.check_grads_from_one_tape_prediction(*predicted)
+        assert info.value.mistake == "M01" and "never watches" in flat(info.value)
+    with pytest.raises(CheckFailed) as info:
+        tapes.check_grads_from_one_tape_prediction(tf.constant(108.0), None)
+    assert info.value.code == "prediction_type"
+
+
+def test_grads_from_one_tape_prediction_is_what_the_draft_gives_with_a_persistent_tape():
+    # The judge's reference (None, None), measured on this TensorFlow: the notebook's draft with
+    # persistent=True and nothing else changed.
+    source = next(c.source for c in nbformat.read(ROOT / "solutions/02_persistent_nested_tapes/"
+                                                   "02_persistent_nested_tapes.ipynb", as_version=4).cells
+                  if "def grads_from_one_tape_draft(" in c.source).split("\n\n\n")[0]
+    assert source.count("tf.GradientTape()") == 1
+    namespace = {"tf": tf}
+    exec(source.replace("tf.GradientTape()", "tf.GradientTape(persistent=True)"), namespace)
+    assert namespace["grads_from_one_tape_draft"](3.0) == (None, None)
+
+
+def test_grading_the_grads_from_one_tape_prediction():
+    entry = judge.load()["check_grads_from_one_tape_prediction"]
+    request = plain.dumps({"cases": [None], "hidden": False, "options": {}})
+    reply = plain.loads(Entry.observe("check_grads_from_one_tape_prediction", lambda: (108.0, 6.0),
+                                      request))
+    with pytest.raises(CheckFailed) as info:
+        judge.judge_observation(entry, None, reply["cases"][0],
+                                entry.context(0, None, False, reveal=False), {})
+    assert info.value.mistake == "M01" and "108.0" in flat(info.value)  # 108.0 is in its why
 
 
 def test_square_grad_rejects_the_notebooks_draft_with_m02():

@@ -96,7 +96,8 @@ from .judge.tapes import MAX_HVP_SIZE, hvp_problem, linear_problem
 
 __all__ = [
     "check_square_grad", "check_sum_squared_grad", "check_train_step", "check_fit_line",
-    "check_grads_from_one_tape", "check_second_derivative", "check_product_grads",
+    "check_grads_from_one_tape", "check_grads_from_one_tape_prediction",
+    "check_second_derivative", "check_product_grads",
     "check_hessian", "check_sum_squared_prediction", "check_train_step_fault",
     "check_product_grads_prediction", "SCALAR_FUNCTIONS", "VECTOR_FUNCTIONS",
     "observing_tapes", "check_square_grad_prediction", "check_hvp", "check_hvp_prediction",
@@ -562,6 +563,12 @@ def collect_grads_from_one_tape(fn, case, ctx):
 
 check_grads_from_one_tape = exercise_check("check_grads_from_one_tape",
                                            collect_grads_from_one_tape)
+
+#: ``check_grads_from_one_tape_prediction(predicted_dz_dx, predicted_dy_dx)``: what the draft
+#: returns at 3.0 with its tape made persistent and nothing else changed, predicted before the
+#: cell that runs it; the judge (``judge.tapes.grads_from_one_tape_prediction``) decides.
+check_grads_from_one_tape_prediction = exercise_check("check_grads_from_one_tape_prediction",
+                                                      collect_prediction)
 
 
 #: Scalar functions of the second_derivative exercise's visible cases, TensorFlow, by name; the

@@ -538,6 +538,26 @@ def grads_from_one_tape(case, obs, ctx):
                  mistake="M21", code="two_tapes")
 
 
+@exercise("grads_from_one_tape_prediction", module=MODULE, cases=[None],
+          label=lambda case: "your prediction",
+          idea="a bug can hide another: made persistent and nothing else, the draft runs, and "
+               "both its gradients are None, because x = tf.constant(x) is never watched (M01); "
+               "the RuntimeError of the second call had hidden that.")
+def grads_from_one_tape_prediction(case, obs, ctx):
+    """``obs``: ``values`` = [predicted_dz_dx, predicted_dy_dx]: what the draft returns at
+    x = 3.0 once its tape is persistent and nothing else has changed, as plain Python values (a
+    number, or None). Reference: None and None (the unwatched constant, M01)."""
+    names = ("predicted_dz_dx", "predicted_dy_dx")
+    got = _prediction_values(obs, names)
+    _predicted(ctx, got, names, ("number_or_none", "number_or_none"))
+    why = ("with persistent=True the second call no longer raises, but the draft never watches "
+           "x, a tf.constant: the tape records nothing about it, so both gradients are None "
+           "(108.0 and 6.0 come only once the second bug is fixed too).")
+    for name, value in zip(names, got):
+        if value is not None:
+            _wrong(ctx, name, value, None, why, mistake="M01")
+
+
 # Scalar functions of the visible cases with their first and second derivatives, NumPy, by
 # name; the kernel half has TensorFlow versions under the same names
 # (autograder.checks.tapes.SCALAR_FUNCTIONS). A hidden case carries its own as source text:

@@ -3,6 +3,10 @@
 # Its product_grads is right, but its prediction has a default tape watch a tf.constant.
 
 # %% grads_from_one_tape
+predicted_dz_dx = None
+predicted_dy_dx = None
+
+
 def grads_from_one_tape(x):
     x = tf.constant(x, dtype=tf.float32)
     with tf.GradientTape() as tape:
