@@ -289,7 +289,7 @@ def test_grading_run_eagerly():
 # ---------------------------------------------------------------- make_scaler
 
 def make_scaler(initial):
-    scale = tf.Variable(float(initial))
+    scale = tf.Variable(float(initial), shape=tf.TensorShape(None))
 
     def set_scale(value):
         scale.assign(value)
@@ -304,7 +304,7 @@ def make_scaler(initial):
 class ScaleModule(tf.Module):  # correct, another spelling: a module that owns the variable
     def __init__(self, initial):
         super().__init__()
-        self.scale = tf.Variable(initial, dtype=tf.float32)
+        self.scale = tf.Variable(initial, dtype=tf.float32, shape=tf.TensorShape(None))
 
     def set_scale(self, value):
         self.scale.assign(tf.constant(value, tf.float32))
@@ -317,6 +317,32 @@ class ScaleModule(tf.Module):  # correct, another spelling: a module that owns t
 def make_scaler_module(initial):
     module = ScaleModule(initial)
     return module.set_scale, module.scaled
+
+
+def make_scaler_vector(initial):  # correct, another design: always a vector of open length
+    scale = tf.Variable(tf.reshape(float(initial), [1]), shape=[None])
+
+    def set_scale(value):
+        scale.assign(tf.reshape(tf.constant(value, tf.float32), [-1]))
+
+    @tf.function
+    def scaled(x):
+        return x * scale
+
+    return set_scale, scaled
+
+
+def make_scaler_fixed_shape(initial):  # the draft's first fix only: assign, but a scalar variable
+    scale = tf.Variable(float(initial))
+
+    def set_scale(value):
+        scale.assign(value)
+
+    @tf.function
+    def scaled(x):
+        return x * scale
+
+    return set_scale, scaled
 
 
 def make_scaler_draft(initial):  # the notebook's draft: a new tf.Variable bound to the name
@@ -377,7 +403,7 @@ def make_scaler_nested(initial):  # the scale passed on as a Python float, insid
         return x * scale
 
     def set_scale(value):
-        state["scale"] = float(value)
+        state["scale"] = value
 
     scaled = tf.function(lambda x: by(x, state["scale"]))
     return set_scale, scaled
@@ -386,7 +412,17 @@ def make_scaler_nested(initial):  # the scale passed on as a Python float, insid
 def test_make_scaler_passes_the_solution_and_a_module(capsys):
     pitfalls.check_make_scaler(make_scaler)
     pitfalls.check_make_scaler(make_scaler_module)
-    assert capsys.readouterr().out.count("2 cases passed") == 2
+    pitfalls.check_make_scaler(make_scaler_vector)
+    assert capsys.readouterr().out.count("2 cases passed") == 3
+
+
+def test_make_scaler_names_a_variable_whose_shape_is_fixed():
+    # assign fixes the draft's scalar scales, and refuses the first scale per feature
+    fails_with(pitfalls.check_make_scaler, make_scaler_fixed_shape, "M103", "another shape",
+               "[4.0, -1.0]", "shape argument")
+    graded_failure("check_make_scaler", (make_scaler_fixed_shape,),
+                   [{"initial": 0.5, "x": [[1.0, 2.0], [3.0, 4.0]], "scales": [-2.0, [0.0, 1.5]]}],
+                   "M103", "hidden case 1", secrets=["1.5", "0.5"])
 
 
 def test_make_scaler_names_a_variable_replaced_instead_of_assigned():
@@ -411,7 +447,7 @@ def test_make_scaler_rejects_the_right_numbers_without_a_variable_read_by_the_gr
 
 
 def test_grading_make_scaler():
-    cases = [{"initial": 0.5, "x": [[1.0, 2.0], [3.0, 4.0]], "scales": [-2.0, 0.0, 7.5]}]
+    cases = [{"initial": 0.5, "x": [[1.0, 2.0], [3.0, 4.0]], "scales": [-2.0, [0.0, 1.5], 7.5]}]
     assert grade("check_make_scaler", (make_scaler,), cases) == 1
     graded_failure("check_make_scaler", (make_scaler_broken,), cases, "M22", "hidden case 1",
                    "tf.Variable", secrets=["0.5", "7.5", "-2.0"])

@@ -427,6 +427,11 @@ CATALOGUE = {
              "and branch; each is a graph of its own with many nodes",
              "count the nodes inside each function of the library, as the top-level graph's "
              "nodes are counted"),
+    "M103": ("a variable's shape fixed by its first value",
+             "tf.Variable(value) takes value's shape for good; assign of a value of another "
+             "shape raises ValueError (Shape mismatch)",
+             "make the variable with a shape left open (tf.Variable's shape argument), so that "
+             "assign takes a value of any shape"),
 }
 
 #: M id -> short name, as messages show it.

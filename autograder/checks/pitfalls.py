@@ -312,7 +312,9 @@ def collect_make_scaler(make_fn, case, ctx):
     once, at trace time).
 
     Calls scaled(x) twice, then set_scale(s) and scaled(x) for each s of the case's
-    ``scales``, then set_scale(initial) and scaled(x); x is a float32 tensor of the case.
+    ``scales`` (a float, or a list of floats, one per entry of x's last axis: M103 when the
+    variable refuses a scale of another shape), then set_scale(initial) and scaled(x); x is a
+    float32 tensor of the case.
 
     Returns:
         ``{"results", "traces", "op_types"}``.
@@ -327,13 +329,29 @@ def collect_make_scaler(make_fn, case, ctx):
     _require_tf_function(scaled, "scaled, the second function make_scaler returns",
                          "keep scaled a tf.function.")
     results = [_call(scaled, x, what=ctx.what) for _ in range(2)]
-    for scale in [float(s) for s in case["scales"]] + [initial]:
-        _call(set_scale, scale, what=f"set_scale of {ctx.what}")
+    for scale in [_scale_value(s) for s in case["scales"]] + [initial]:
+        try:
+            set_scale(scale)
+        except ValueError as error:
+            if "Shape mismatch" in str(error) or "incompatible" in str(error):
+                shown = "" if ctx.hidden else f" ({scale!r})"
+                fail(f"set_scale of {ctx.what} raised ValueError for a scale of another shape "
+                     f"than the first one{shown}: a tf.Variable keeps the shape of the value it "
+                     f"was made with, and assign must match it.", mistake="M103",
+                     fix="the variable must accept a scale of any shape: read tf.Variable's "
+                         "shape argument (a shape TensorFlow does not fix).")
+            _call(set_scale, scale, what=f"set_scale of {ctx.what}")
         results.append(_call(scaled, x, what=ctx.what))
     traces = functions.tracing_count(scaled)
     ops = _call(lambda: all_op_types(functions.concrete_function(scaled, x)),
                 what=f"{ctx.what}, traced for its graph")
     return {"results": results, "traces": traces, "op_types": ops}
+
+
+def _scale_value(scale):
+    """A case's scale as set_scale receives it: a Python float, or a list of Python floats (a
+    scale per entry of x's last axis)."""
+    return [float(v) for v in scale] if isinstance(scale, (list, tuple)) else float(scale)
 
 
 check_make_scaler = exercise_check("check_make_scaler", collect_make_scaler)

@@ -406,12 +406,12 @@ def run_eagerly(case, obs, ctx):
 # --------------------------------------------------------------------------- make_scaler
 
 @exercise("make_scaler", module=MODULE,
-          cases=[{"initial": 2.0, "x": [1.0, -3.0], "scales": [0.5, 4.0]},
+          cases=[{"initial": 2.0, "x": [1.0, -3.0], "scales": [0.5, [4.0, -1.0], 3.0]},
                  {"initial": -1.0, "x": [[2.0], [0.25]], "scales": [3.0]}],
           label=lambda c: f"input initial={c['initial']}, scales={c['scales']}",
           idea="a graph reads state that changes between calls from a tf.Variable: scaled(x) "
-               "follows every set_scale(value), with one trace and no Python run from the "
-               "graph.",
+               "follows every set_scale(value), a scale of another shape included, with one "
+               "trace and no Python run from the graph.",
           kernel_evidence="the trace count of scaled and the op types of its graph",
           findings={"not_tf_function": NOT_TF_FUNCTION})
 def make_scaler(case, obs, ctx):
@@ -419,13 +419,13 @@ def make_scaler(case, obs, ctx):
     set_scale(s) of ``scales``, then once more after set_scale(initial); ``traces``,
     ``op_types`` (of scaled's graph). Reference: x * the scale set last."""
     x, initial = _floats(case["x"]), float(case["initial"])
-    scales = [initial, initial] + [float(s) for s in case["scales"]] + [initial]
+    scales = [initial, initial] + [np.asarray(s, dtype=np.float64) for s in case["scales"]] + [initial]
     got = values(obs, "results", len(scales))
     ops = op_types(obs)
     for step, (value, scale) in enumerate(zip(got, scales)):
         want = (x * scale).astype(np.float32)
         stuck = (step >= 2 and not matches(value, want) and matches(value, x * initial)
-                 and scale != initial)
+                 and not np.array_equal(scale, initial))
         if stuck and "ReadVariableOp" in ops:
             ctx.fail(f"{ctx.what}: scaled's graph reads a tf.Variable, but after set_scale it "
                      f"still multiplies by the first scale{_shown(ctx, f' {initial}')}. The "
@@ -443,7 +443,7 @@ def make_scaler(case, obs, ctx):
                      fix="a Python value is read once, at trace time: keep the scale in a "
                          "tf.Variable made once in make_scaler, change it in place in set_scale, "
                          "and read the variable in scaled.")
-        part = ", scaled(x)" + (f" after set_scale({scale})" if ctx.reveal and step >= 2
+        part = ", scaled(x)" + (f" after set_scale({np.asarray(scale).tolist()})" if ctx.reveal and step >= 2
                                 else " after set_scale" if step >= 2 else "")
         ctx.close(value, want, part, check_dtype="float")
     _not_py_function(ctx, ops, "read a tf.Variable inside scaled; assign to it in set_scale.")

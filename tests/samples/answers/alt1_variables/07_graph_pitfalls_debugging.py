@@ -36,7 +36,7 @@ predicted_float_call = 11.0
 class _Scaler(tf.Module):
     def __init__(self, initial):
         super().__init__()
-        self.scale = tf.Variable(initial, dtype=tf.float32)
+        self.scale = tf.Variable(initial, dtype=tf.float32, shape=tf.TensorShape(None))
 
     def set_scale(self, value):
         self.scale.assign(value)

@@ -25,14 +25,14 @@ predicted_int_call, predicted_float_call = 2.0, 11
 
 # %% make_scaler
 def make_scaler(initial):
-    scale = tf.Variable([initial], dtype=tf.float32)
+    scale = tf.Variable(tf.reshape(initial, [-1]), dtype=tf.float32, shape=[None])  # a vector
 
     def set_scale(value):
-        scale.assign([value])
+        scale.assign(tf.reshape(tf.cast(value, tf.float32), [-1]))
 
     @tf.function
     def scaled(x):
-        return tf.math.multiply(x, scale[0])
+        return tf.math.multiply(x, scale)
 
     return set_scale, scaled
 
