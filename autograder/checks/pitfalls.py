@@ -338,8 +338,9 @@ def collect_make_scaler(make_fn, case, ctx):
                 fail(f"set_scale of {ctx.what} raised ValueError for a scale of another shape "
                      f"than the first one{shown}: a tf.Variable keeps the shape of the value it "
                      f"was made with, and assign must match it.", mistake="M103",
-                     fix="the variable must accept a scale of any shape: read tf.Variable's "
-                         "shape argument (a shape TensorFlow does not fix).")
+                     fix="the variable must accept a scale of any shape: a tf.Variable can be "
+                         "made with a shape TensorFlow leaves open (read its constructor's "
+                         "arguments).")
             _call(set_scale, scale, what=f"set_scale of {ctx.what}")
         results.append(_call(scaled, x, what=ctx.what))
     traces = functions.tracing_count(scaled)
@@ -685,7 +686,8 @@ def collect_hinge_total(fn, case, ctx):
     returning sum(max(0, 1 - s)) over a float32 vector of any length, from one graph whose size
     does not grow with the length. Idea graded: the loop (if any) runs in the graph, a
     tf.while_loop (or no loop: tensor ops over the whole vector); a Python ``range`` over the
-    static length (``range(len(scores))``, the notebook's draft, or ``range(scores.shape[0])``)
+    static length (``range(len(scores))`` or ``range(scores.shape[0])`` of a vector of known
+    length)
     copies the body once per score while tracing (M57). Under AutoGraph a variable read after
     a tensor ``if`` is set on both branches (M36) and a loop variable keeps one dtype (M37);
     both found by the error AutoGraph raises.

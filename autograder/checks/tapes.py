@@ -708,17 +708,19 @@ check_second_derivative = exercise_check("check_second_derivative", collect_seco
 
 
 #: M06's fix in product_grads and its prediction.
-WATCH_BOTH_FIX = ("with watch_accessed_variables=False a tape watches only what it is told to: "
-                  "watch both sources (read GradientTape.watch) before computing y.")
+WATCH_BOTH_FIX = ("a tape follows trainable variables by itself, and nothing else (nothing at all "
+                  "with watch_accessed_variables=False): watch both sources (read "
+                  "GradientTape.watch) before computing y.")
 
 
 def collect_product_grads(fn, case, ctx):
     """Kernel half of ``check_product_grads(fn)``: ``product_grads(a, b)`` returns the
-    gradients of ``a * b`` with respect to both variables, from a tape made with
-    ``watch_accessed_variables=False``: ``[b, a]``.
+    gradients of ``a * b`` with respect to both variables, from a tape that watches both (a
+    default tape with ``tape.watch``, or one made with ``watch_accessed_variables=False``):
+    ``[b, a]``.
 
-    The idea graded: such a tape records only what it is told to watch, so both values must
-    come from its gradient call (returning ``[b, a]`` directly fails). ``fn`` takes two
+    The idea graded: a tape records only what it watches, so both values must come from its
+    gradient call (returning ``[b, a]`` directly fails). ``fn`` takes two
     tf.Variables of the same shape (trainable or not; a non-trainable variable is watched only
     by an explicit ``tape.watch``) and returns a list of two tensors of that shape; a case is a
     dict with keys a, b (array-likes) and trainable (bool).
@@ -737,9 +739,9 @@ def collect_product_grads(fn, case, ctx):
     grads = list(_pair(result, what, "a list [dy_da, dy_db]"))
     missing = [name for name, g in zip(("a", "b"), grads) if g is None]
     if missing:
-        fail(f"{what}: the gradient with respect to {' and '.join(missing)} is None. With "
-             f"`watch_accessed_variables=False` the tape records only what you "
-             f"`tape.watch`.", mistake="M06",
+        fail(f"{what}: the gradient with respect to {' and '.join(missing)} is None: the tape "
+             f"never watched it (a default tape follows trainable variables only; with "
+             f"`watch_accessed_variables=False`, only what you `tape.watch`).", mistake="M06",
              fix=WATCH_BOTH_FIX)
     return {"grads": grads, "from_tape": all(record.producers(g) for g in grads)}
 

@@ -329,8 +329,8 @@ FAULTY_LINE_SHA256 = "21cadca658c314c98853037afc26f29ccaa62ed13b04cfd831f1beb503
 #: The line where broken_train_step's None gradients show (a symptom, not the fault).
 SYMPTOM_LINE = "grads = tape.gradient(loss_value, model.trainable_variables)"
 
-FAULT_FIX = ("the tape records only what runs inside its `with` block: find the step from the "
-             "weights to the loss that runs after the block has closed, and copy that line "
+FAULT_FIX = ("a tape differentiates only what it recorded while its `with` block ran: ask of "
+             "each line of broken_train_step whether the tape saw it, and copy the line at fault "
              "(as a string) into faulty_line.")
 
 
@@ -653,9 +653,9 @@ PRODUCT_GRADS_CASES = [
 
 
 @exercise("product_grads", module=MODULE, cases=PRODUCT_GRADS_CASES,
-          idea="a tape made with watch_accessed_variables=False records only what it is told "
-               "to watch: after tape.watch of a and b, tape.gradient gives dy/da = b and "
-               "dy/db = a (non-trainable variables included).",
+          idea="a tape records only what it watches: after tape.watch of a and b (on a "
+               "default tape or one made with watch_accessed_variables=False), tape.gradient "
+               "gives dy/da = b and dy/db = a (non-trainable variables included).",
           kernel_evidence="which tape.gradient calls produced the two returned values")
 def product_grads(case, obs, ctx):
     """``obs``: ``grads`` (the two returned values), ``from_tape`` (both produced by tape
@@ -667,10 +667,9 @@ def product_grads(case, obs, ctx):
     ctx.close(grads[1], _floats(case["a"]), ", dy/db", check_dtype="float")
     if obs["from_tape"] is not True:
         ctx.fail(f"{ctx.what} {NO_TAPE}: returning b and a is the formula; the exercise is "
-                 f"what a tape with watch_accessed_variables=False records.",
-                 fix="on a tape that watches only what it is told (watch_accessed_variables off), "
-                     "watch a and b, compute the product, and return the gradients the tape gives "
-                     "for both.",
+                 f"what a tape records of the sources it watches.",
+                 fix="watch a and b on the tape, compute the product inside its block, and "
+                     "return the gradients the tape gives for both.",
                  mistake="M21", code="no_tape")
 
 
@@ -711,8 +710,8 @@ def broken_product_grads_none(pairs) -> np.ndarray:
               "{what}: product_grads returned None for a source: a tape records only the "
               "sources it watches (with watch_accessed_variables=False none by itself, a "
               "default tape only trainable variables).",
-              "with watch_accessed_variables=False a tape watches only what it is told to: watch "
-              "both sources (read GradientTape.watch) before computing y.")})
+              "a tape follows trainable variables by itself, and nothing else: watch both "
+              "sources (read GradientTape.watch) before computing y.")})
 def product_grads_prediction(case, obs, ctx):
     """``obs``: ``predicted`` (the student's ``predicted_none`` as a bool array, or None when it
     is not a table of True/False), ``grads`` (product_grads' [dy/da, dy/db] for each pair) and
