@@ -37,6 +37,7 @@ ASSIGNMENT = "01_gradient_tape"
 RELEASED = REPO_ROOT / "notebooks" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 SERVER_START_S = 180  # JupyterLab's start on a loaded machine
 CELL_S = 240_000  # ms: a cell may import TensorFlow or trace a function on a slow CPU
+KEY_RETRY_MS = 30_000  # ms: a run that has not even queued by then lost its key press
 TOKEN = "browser-test-token"
 
 RIGHT_ANSWER = '''def square_grad(x):
@@ -146,9 +147,20 @@ def run_cell(page, index: int):
     cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
     cell.scroll_into_view_if_needed()
     prompt = cell.locator(".jp-InputPrompt")
-    prompt.click()
     before = prompt.text_content()  # [n] where the cell ran before: the run must give a new number
-    page.keyboard.press("Shift+Enter")
+    # A key press can be lost while a freshly opened notebook is still settling (seen on a
+    # loaded machine): until the prompt leaves its old text (it shows [*] as soon as the
+    # request is queued, even before the kernel is up), select the cell and press again.
+    for _ in range(CELL_S // KEY_RETRY_MS):
+        prompt.click()
+        page.keyboard.press("Shift+Enter")
+        try:
+            page.wait_for_function("([el, before]) => el.textContent !== before",
+                                   arg=[prompt.element_handle(), before],
+                                   timeout=KEY_RETRY_MS)
+            break
+        except playwright_api.TimeoutError:
+            continue
     page.wait_for_function(  # the prompt shows [*] while it runs, then a new number
         "([el, before]) => /\\[\\d+\\]/.test(el.textContent) && el.textContent !== before",
         arg=[prompt.element_handle(), before], timeout=CELL_S)
