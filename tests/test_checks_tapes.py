@@ -133,6 +133,14 @@ def sum_squared_grad_loss_outside(x):
     return tape.gradient(z, x)
 
 
+def draft_sum_squared_grad(x):  # 01's draft: the sum taken before the tape's block opens
+    y = tf.reduce_sum(x)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        z = y ** 2
+    return tape.gradient(z, x)
+
+
 def sum_squared_grad_numpy(x):
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -153,6 +161,12 @@ def test_sum_squared_grad_rejects_unwatched_constant():
 def test_sum_squared_grad_rejects_loss_computed_after_the_block():
     fails_with(tapes.check_sum_squared_grad, sum_squared_grad_loss_outside, "M05",
                "inside the")
+
+
+def test_sum_squared_grad_names_the_notebooks_draft_without_saying_after():
+    error = fails_with(tapes.check_sum_squared_grad, draft_sum_squared_grad, "M05",
+                       "before the block opened", "inside the tape's block")
+    assert "weights" not in str(error)  # said for x and z, as the exercise names them
 
 
 def test_sum_squared_grad_explains_computation_that_left_tensorflow():

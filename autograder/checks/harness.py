@@ -848,8 +848,9 @@ def explain_missing_gradient(run):
                     "compute the loss from the model's float outputs with differentiable "
                     "operations; round, argmax or cast only to report results, outside the loss.")
         if _reads_weights(target.op):
-            return ("M05", "The loss depends on the weights, but the tape did not record it: it "
-                    "was computed after the `with tf.GradientTape() as tape:` block closed.",
-                    "compute the model's output and the loss inside the `with` block "
+            return ("M05", "The loss depends on the weights, but the tape did not record the "
+                    "path between them: part of it was computed outside the `with "
+                    "tf.GradientTape() as tape:` block, before it opened or after it closed.",
+                    "compute every step from the weights to the loss inside the `with` block "
                     "(indented under it), and call tape.gradient after it.")
     return None

@@ -26,8 +26,8 @@ M03       ``TypeError`` about ``NoneType`` in a later step, or    fit_line
           tf.Variable
 M04       ``RuntimeError`` "non-persistent" from the tape         grads_from_one_tape,
                                                                   second_derivative, hessian
-M05       ``None`` gradient even for a tf.Variable (the target    sum_squared_grad, train_step,
-          was computed after the ``with`` block closed)           train_step_fault,
+M05       ``None`` gradient even for a tf.Variable (a step to the sum_squared_grad, train_step,
+          target was computed outside the ``with`` block)         train_step_fault,
                                                                   second_derivative, hessian
 M06       one of two gradients is ``None`` with variables that    product_grads,
           the tape only sees when watched explicitly (a frozen    product_grads_prediction
@@ -211,7 +211,7 @@ def collect_sum_squared_grad(fn, case, ctx):
     Raises:
         CheckFailed: M01 when the result is None for a constant but not for a tf.Variable (the
             constant was never watched); M05 (or M12-M14, by experiment) when it is None even
-            for a tf.Variable (z was computed after the tape's block closed).
+            for a tf.Variable (a step from x to z was computed outside the tape's block).
     """
     __tracebackhide__ = True
     x, what = _floats(case), ctx.what
@@ -224,11 +224,13 @@ def collect_sum_squared_grad(fn, case, ctx):
                  f"constant was never watched.", mistake="M01",
                  fix="a tape follows constants only when told to: ask it to watch x (read "
                      "GradientTape.watch) first thing inside its block.")
-        found = explain_missing_gradient(
-            lambda: fn(tf.Variable(x.astype(np.float32)))) or (
-            "M05", "The tape never recorded the path from x to z.",
-            "a tape records only inside its block: compute y and z there (indented), and ask for "
-            "the gradient after it.")
+        found = explain_missing_gradient(lambda: fn(tf.Variable(x.astype(np.float32))))
+        if found is None or found[0] == "M05":  # said for x and z, not weights and a loss
+            found = ("M05", "The tape never recorded the path from x to z: it records only the "
+                     "operations run inside its block, and a step computed before the block "
+                     "opened or after it closed is not on it.",
+                     "compute every step from x to z inside the tape's block (indented), and "
+                     "ask for the gradient after it.")
         fail(f"{what} returned None even for a tf.Variable, which every tape watches. "
              f"{found[1]}", mistake=found[0], fix=found[2])
     return {"result": result, "from_tape": bool(record.producers(result)),
