@@ -70,7 +70,7 @@ def test_right_predictions_pass(capsys):
     pitfalls.check_predict_buggy_add(2, 11.0)
     pitfalls.check_predict_log(1)
     pitfalls.check_predict_iterator([1, 1, 1])
-    pitfalls.check_predict_counter(1, 5)
+    pitfalls.check_predict_counter(3, 5)
     pitfalls.check_predict_traces(4)
     pitfalls.check_predict_gradients(3.0, 9, None)
     pitfalls.check_predict_xla([True, False, False])
@@ -82,10 +82,12 @@ def test_right_predictions_pass(capsys):
     (pitfalls.check_predict_eager, (1, 1), None, ["on every one of the three calls"]),
     (pitfalls.check_predict_buggy_add, (11, 11), "M22", ["does not retrace"]),
     (pitfalls.check_predict_buggy_add, (2, 2), None, ["new input type"]),
-    (pitfalls.check_predict_log, (3,), "M23", ["once for three calls"]),
+    (pitfalls.check_predict_log, (2,), "M23", ["once for two calls"]),
+    (pitfalls.check_predict_log, (8,), "M23", ["traced once, not run once per iteration"]),
     (pitfalls.check_predict_iterator, ([1, 2, 3],), "M24", ["once, while tracing"]),
     (pitfalls.check_predict_counter, (5, 5), "M25", ["while TensorFlow traces"]),
-    (pitfalls.check_predict_counter, (1, 1), None, ["op of the graph"]),
+    (pitfalls.check_predict_counter, (3, 1), None, ["op of the graph"]),
+    (pitfalls.check_predict_counter, (1, 5), None, ["one per input signature"]),
     (pitfalls.check_predict_traces, (5,), "M26", ["traced by value", "not Python numbers"]),
     (pitfalls.check_predict_traces, (7,), "M26", ["np.float64 included"]),
     (pitfalls.check_predict_traces, (3,), None, ["share a float64 one"]),

@@ -212,16 +212,25 @@ def predict_buggy_add(case, obs, ctx):
 
 @exercise("predict_log", module=MODULE, cases=[None], label=PREDICTION_LABEL,
           idea="a Python list appended inside a tf.function grows once per trace, not per "
-               "call: three calls with same-shaped tensors leave one entry, a graph tensor.")
+               "call, and a loop over tf.range is one While op whose body is traced once, not "
+               "per iteration: two calls with int32 scalars (3, then 5) leave one entry, a "
+               "graph tensor.")
 def predict_log(case, obs, ctx):
-    """``obs``: ``values`` = [predicted_log_length]. Reference: 1."""
+    """``obs``: ``values`` = [predicted_log_length]. Reference: 1 (sum_of_squares_logged called
+    on tf.constant(3) and tf.constant(5): one trace, the loop's body traced once in it)."""
     names = ("predicted_log_length",)
     [length] = got = _prediction_values(obs, names)
     _predicted(ctx, got, names, ("count",))
-    if not _same(length, 1):
-        _wrong(ctx, names[0], length, 1, "The append is Python: it runs while TensorFlow "
-               "traces, once for three calls with tensors of one shape and dtype.",
-               mistake="M23" if _same(length, 3) else None)
+    if _same(length, 1):
+        return
+    if _same(length, 8):
+        _wrong(ctx, names[0], length, 1, "A loop over tf.range is one While op of the graph: "
+               "its Python body, the append included, is traced once, not run once per "
+               "iteration.", mistake="M23")
+    _wrong(ctx, names[0], length, 1, "The append is Python: it runs while TensorFlow "
+           "traces, once for two calls with int32 scalars, and the graph loop's body is "
+           "traced once in that trace.", mistake="M23" if _plain_number(length) and length > 1
+           else None)
 
 
 @exercise("predict_iterator", module=MODULE, cases=[None], label=PREDICTION_LABEL,
@@ -239,18 +248,22 @@ def predict_iterator(case, obs, ctx):
 
 
 @exercise("predict_counter", module=MODULE, cases=[None], label=PREDICTION_LABEL,
-          idea="a Python int attribute incremented in a tf.function counts traces (1 after "
-               "five calls); a tf.Variable with assign_add counts calls (5).")
+          idea="a Python int attribute incremented in a tf.function counts traces: five calls "
+               "with three input signatures (a float32 scalar, a float32 vector of length 2, an "
+               "int32 scalar) make 3; a tf.Variable with assign_add counts calls (5).")
 def predict_counter(case, obs, ctx):
     """``obs``: ``values`` = [predicted_python_count, predicted_variable_count]. Reference:
-    1, 5."""
+    3, 5 (calls with tf.constant(1.0), [1.0, 2.0], 2.0, [3.0, 4.0] and tf.constant(5))."""
     names = ("predicted_python_count", "predicted_variable_count")
     python, variable = got = _prediction_values(obs, names)
     _predicted(ctx, got, names, ("count", "count"))
-    if not _same(python, 1):
-        _wrong(ctx, names[0], python, 1, "`self.count += 1` on a Python int runs while "
-               "TensorFlow traces: once for five calls with the same input type.",
-               mistake="M25" if _same(python, 5) else None)
+    if not _same(python, 3):
+        if _same(python, 5):
+            _wrong(ctx, names[0], python, 3, "`self.python_count += 1` on a Python int runs "
+                   "while TensorFlow traces, not on every call.", mistake="M25")
+        _wrong(ctx, names[0], python, 3, "The Python int counts traces: one per input "
+               "signature (dtype and shape) the function meets, and a call with a signature "
+               "seen before reuses its graph.")
     if not _same(variable, 5):
         _wrong(ctx, names[1], variable, 5, "assign_add is an op of the graph: it runs on "
                "every call.")

@@ -86,7 +86,7 @@ def make_next_value(values):
     return next_value
 
 # %% predict_counter
-predicted_python_count = 1
+predicted_python_count = 3
 predicted_variable_count = 5
 
 # %% WarmupSchedule

@@ -66,7 +66,7 @@ def make_next_value(values):
     return next_value
 
 # %% predict_counter
-predicted_python_count, predicted_variable_count = [1, 5]
+predicted_python_count, predicted_variable_count = [3, 5]
 
 # %% WarmupSchedule
 class WarmupSchedule(tf.Module):

@@ -4,7 +4,7 @@
 # Python iterator, a Python counter; and the predictions that go with believing otherwise.
 
 # %% predict_log
-predicted_log_length = 3
+predicted_log_length = 2  # one entry per call
 
 # %% make_scaler
 def make_scaler(initial):
