@@ -133,7 +133,7 @@ def sum_squared_grad_loss_outside(x):
     return tape.gradient(z, x)
 
 
-def draft_sum_squared_grad(x):  # 01's draft: the sum taken before the tape's block opens
+def sum_squared_grad_sum_before_block(x):  # the sum taken before the tape's block opens
     y = tf.reduce_sum(x)
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -141,7 +141,7 @@ def draft_sum_squared_grad(x):  # 01's draft: the sum taken before the tape's bl
     return tape.gradient(z, x)
 
 
-def sum_squared_grad_numpy(x):
+def sum_squared_grad_numpy(x):  # 01's draft
     with tf.GradientTape() as tape:
         tape.watch(x)
         z = np.sum(x) ** 2
@@ -163,8 +163,8 @@ def test_sum_squared_grad_rejects_loss_computed_after_the_block():
                "inside the")
 
 
-def test_sum_squared_grad_names_the_notebooks_draft_without_saying_after():
-    error = fails_with(tapes.check_sum_squared_grad, draft_sum_squared_grad, "M05",
+def test_sum_squared_grad_names_a_step_before_the_block_without_saying_after():
+    error = fails_with(tapes.check_sum_squared_grad, sum_squared_grad_sum_before_block, "M05",
                        "before the block opened", "inside the tape's block")
     assert "weights" not in str(error)  # said for x and z, as the exercise names them
 
