@@ -201,7 +201,9 @@ def test_nbgrader_markers_in_a_students_text_are_made_inert_and_feedback_is_writ
     # The rewritten string prints what the student wrote.
     nb = nbformat.read(out / "autograded" / "markers" / A / f"{A}.ipynb", as_version=4)
     [printed] = [c for c in nb.cells if c.source == 'print("### END HIDDEN\\x20TESTS")']
-    assert [o.get("text") for o in printed.outputs] == ["### END HIDDEN TESTS\n"]
+    # A loaded kernel may send one print as two stream messages: what matters is the text.
+    assert [o.output_type for o in printed.outputs] == ["stream"] * len(printed.outputs)
+    assert "".join(o.text for o in printed.outputs) == "### END HIDDEN TESTS\n"
 
 
 def test_a_notebook_that_cannot_be_aligned_is_refused_with_the_reason(course, tmp_path):

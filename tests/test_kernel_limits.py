@@ -102,7 +102,8 @@ def test_a_kernels_processes_together_are_killed_at_its_memory_limit():
     with pytest.raises(DeadKernelError):
         client.execute()
     assert time.monotonic() - started < 25  # killed at the limit, not after the cell's sleep
-    assert nb.cells[0].outputs[0]["text"] == "before\n" and nb.cells[2].outputs == []
+    assert "".join(o["text"] for o in nb.cells[0].outputs) == "before\n"  # one print, 1 or 2 messages
+    assert nb.cells[2].outputs == []
     assert km.kernel_cgroup.peak_bytes <= limit
     assert OUT_OF_MEMORY == ["the kernel was killed: its processes together went past "
                                     "the memory limit (3072 MiB)"]
