@@ -66,7 +66,7 @@ def predicts(check, *values):
 # ---------------------------------------------------------------- predictions
 
 def test_right_predictions_pass(capsys):
-    pitfalls.check_predict_eager(3, 1)
+    pitfalls.check_predict_eager(2, 1)
     pitfalls.check_predict_buggy_add(2, 11.0)
     pitfalls.check_predict_log(1)
     pitfalls.check_predict_iterator([1, 1, 1])
@@ -78,8 +78,13 @@ def test_right_predictions_pass(capsys):
 
 
 @pytest.mark.parametrize("check,values,mistake,words", [
-    (pitfalls.check_predict_eager, (3, 3), "M08", ["once for three calls"]),
-    (pitfalls.check_predict_eager, (1, 1), None, ["on every one of the three calls"]),
+    # A print on every call, or the graph taken to be thrown away by the switch (call 4
+    # tracing again): 2 lines off.
+    (pitfalls.check_predict_eager, (2, 2), "M08", ["runs the graph call 1 traced",
+                                                   "did not throw it away"]),
+    # The switch taken to act when a function traces: a graph traced already ignores it.
+    (pitfalls.check_predict_eager, (0, 1), None, ["read on every call", "although call 1"]),
+    (pitfalls.check_predict_eager, (2, 0), None, ["call 1 traces and prints"]),
     (pitfalls.check_predict_buggy_add, (11, 11), "M22", ["does not retrace"]),
     (pitfalls.check_predict_buggy_add, (2, 2), None, ["new input type"]),
     (pitfalls.check_predict_log, (2,), "M23", ["once for two calls"]),
@@ -105,7 +110,7 @@ def test_a_prediction_is_a_plain_value_written_down_not_a_tensor():
     error = fails_with(predicts(pitfalls.check_predict_traces, tf.constant(3)), None, "M71",
                        "should be a whole number", "written down")
     assert error.code == "prediction_type"
-    fails_with(predicts(pitfalls.check_predict_eager, 3.0, 1), None, "M71", "whole number")
+    fails_with(predicts(pitfalls.check_predict_eager, 2.0, 1), None, "M71", "whole number")
     fails_with(predicts(pitfalls.check_predict_iterator, "1, 1, 1"), None, "M71", "a list")
 
 

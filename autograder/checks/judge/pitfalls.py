@@ -173,23 +173,27 @@ PREDICTION_LABEL = lambda case: "your prediction"  # noqa: E731
 
 
 @exercise("predict_eager", module=MODULE, cases=[None], label=PREDICTION_LABEL,
-          idea="with tf.config.run_functions_eagerly(True) a tf.function's Python body runs on "
-               "every call (3 prints for 3 calls); with the switch off again, a fresh function "
-               "prints while it traces, once (1 print).")
+          idea="tf.config.run_functions_eagerly is read on every call, not when a function "
+               "traces: a tf.function traced already runs its Python body on each call with the "
+               "switch on (2 prints for 2 calls), and with the switch off again it runs the "
+               "graph it traced before (1 print, while tracing, for the 2 calls off).")
 def predict_eager(case, obs, ctx):
-    """``obs``: ``values`` = [predicted_prints_eager, predicted_prints_graph]. Reference: 3 and
-    1 (the cell calls a function three times with the same tensor, each way)."""
+    """``obs``: ``values`` = [predicted_prints_eager, predicted_prints_graph]. Reference: 2 and
+    1 (the cell calls one function four times with the same tensor: switch off, on, on, off;
+    measured on TF 2.21)."""
     names = ("predicted_prints_eager", "predicted_prints_graph")
     eager, graph = got = _prediction_values(obs, names)
     _predicted(ctx, got, names, ("count", "count"))
-    if not _same(eager, 3):
-        _wrong(ctx, names[0], eager, 3, "With run_functions_eagerly(True) every tf.function "
-               "runs as plain Python: its body, print included, runs on every one of the "
-               "three calls.")
+    if not _same(eager, 2):
+        _wrong(ctx, names[0], eager, 2, "The switch is read on every call, not when the "
+               "function traces: with run_functions_eagerly(True) a tf.function runs as plain "
+               "Python, its print included, on each of the two calls, although call 1 had "
+               "traced its graph already.")
     if not _same(graph, 1):
         _wrong(ctx, names[1], graph, 1, "As a graph, the Python body runs only while "
-               "TensorFlow traces: once for three calls with the same input type; the graph "
-               "holds no Python print.", mistake="M08" if graph == 3 else None)
+               "TensorFlow traces: call 1 traces and prints; call 4, with the switch off "
+               "again, runs the graph call 1 traced (turning the switch on did not throw it "
+               "away) and prints nothing.", mistake="M08" if graph == 2 else None)
 
 
 @exercise("predict_buggy_add", module=MODULE, cases=[None], label=PREDICTION_LABEL,
