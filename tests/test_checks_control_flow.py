@@ -50,6 +50,14 @@ def test_grading_predict_draft_hides_the_answer():
 
 
 # ------------------------------------------------------------------ classify
+# check_classify grades make_classifier(rules, default). A bare number case is the notebook's
+# sign table; most tests below hand in a classifier of the sign rules alone, as a factory that
+# ignores its table (sign_only), and test one kind of graph code on those cases.
+
+def sign_only(classify):
+    """A make_classifier that returns ``classify`` whatever table it is given: the notebook's
+    comparisons written out (right on the sign table only, M104 on any other)."""
+    return lambda rules, default: classify
 
 @tf.function
 def classify_draft(x):
@@ -61,7 +69,7 @@ def classify_draft(x):
 
 
 def test_classify_rejects_the_draft_with_a_name_set_on_two_paths():
-    error = fails_with(checks.check_classify, classify_draft, "M36", "every branch",
+    error = fails_with(checks.check_classify, sign_only(classify_draft), "M36", "every branch",
                        "else:")
     assert error.code == "one_branch"
 
@@ -75,7 +83,7 @@ def test_classify_accepts_the_word_set_before_the_if(capsys):
         elif x < 0:
             word = "negative"
         return word
-    checks.check_classify(classify, cases=[0.5, -0.25, 0.0], hidden=True)
+    checks.check_classify(sign_only(classify), cases=[0.5, -0.25, 0.0], hidden=True)
     assert "3 cases passed" in capsys.readouterr().out
 
 
@@ -89,17 +97,18 @@ def _classify(x):
 
 
 def test_classify_accepts_plain_if_elif_else(capsys):
-    checks.check_classify(tf.function(_classify), cases=[0.5, -0.25, 0.0, 100.0, -7.0], hidden=True)
+    checks.check_classify(sign_only(tf.function(_classify)), cases=[0.5, -0.25, 0.0, 100.0, -7.0],
+                          hidden=True)
     assert "5 cases passed" in capsys.readouterr().out
 
 
 def test_classify_rejects_if_without_autograph():
-    fails_with(checks.check_classify, tf.function(_classify, autograph=False), "M09",
+    fails_with(checks.check_classify, sign_only(tf.function(_classify, autograph=False)), "M09",
                "OperatorNotAllowedInGraphError")
 
 
 def test_classify_rejects_missing_zero_branch():
-    fails_with(checks.check_classify, tf.function(_sign_two_way), None, "b'zero'")
+    fails_with(checks.check_classify, sign_only(tf.function(_sign_two_way)), None, "b'zero'")
 
 
 def _sign_two_way(x):
@@ -112,7 +121,7 @@ def test_classify_rejects_tf_where_instead_of_if():
     # Issue 18: the right words without a branch the graph takes (M21): tf.where computes
     # every word and picks one.
     fn = tf.function(lambda x: tf.where(x > 0, "positive", tf.where(x < 0, "negative", "zero")))
-    error = fails_with(checks.check_classify, fn, "M21", "no If op", "tf.where")
+    error = fails_with(checks.check_classify, sign_only(fn), "M21", "no If op", "tf.where")
     assert error.code == "no_cond"
 
 
@@ -122,12 +131,12 @@ def test_classify_rejects_an_if_on_a_python_value_around_tf_where():
     def classify(x):
         if True:
             return tf.where(x > 0, "positive", tf.where(x < 0, "negative", "zero"))
-    fails_with(checks.check_classify, classify, "M21", "no If op",
+    fails_with(checks.check_classify, sign_only(classify), "M21", "no If op",
                "let the condition be a comparison of the tensor itself")
 
 
 def test_classify_rejects_undecorated_function():
-    fails_with(checks.check_classify, _classify, None, "not a tf.function")
+    fails_with(checks.check_classify, sign_only(_classify), None, "not a tf.function")
 
 
 # ------------------------------------------------------------------ tanh_loop
@@ -558,13 +567,13 @@ def test_grading_tanh_loop_judges_line_counts_on_the_grader(capfd):
 
 
 def test_grading_classify_and_sum_even():
-    _graded("check_classify", tf.function(_classify), [0.5, -0.25, 0.0, 1e6, -7.0])
+    _graded("check_classify", sign_only(tf.function(_classify)), [0.5, -0.25, 0.0, 1e6, -7.0])
     with pytest.raises(CheckFailed) as info:
-        _graded("check_classify", tf.function(_sign_two_way), [0.5, 0.0])
+        _graded("check_classify", sign_only(tf.function(_sign_two_way)), [0.5, 0.0])
     message = flat(info.value)
     assert "hidden case 2" in message and "zero" not in message and "negative" not in message
     with pytest.raises(CheckFailed) as info:
-        _graded("check_classify", classify_draft, [0.5])
+        _graded("check_classify", sign_only(classify_draft), [0.5])
     assert info.value.mistake == "M36" and "0.5" not in flat(info.value)
     _graded("check_sum_even", sum_even, [[7, 8, -2, 5, 10], [1, 3, 5], [], [0, 100, -100, 9]])
     with pytest.raises(CheckFailed) as info:
@@ -596,7 +605,7 @@ def classify_where_beside_a_decoy_if(x):
 
 
 def test_classify_rejects_tf_where_beside_a_decoy_if():
-    error = fails_with(checks.check_classify, classify_where_beside_a_decoy_if, "M21",
+    error = fails_with(checks.check_classify, sign_only(classify_where_beside_a_decoy_if), "M21",
                        "If op", "not computed from it")
     assert error.code == "cond_beside"
 
@@ -675,7 +684,7 @@ def test_sum_even_rejects_a_vectorised_sum_beside_a_decoy_for():
 
 def test_grading_rejects_decoys_without_values_in_the_message():
     for check, fn, cases, code in (
-            ("check_classify", classify_where_beside_a_decoy_if, [4.5, -0.5], "cond_beside"),
+            ("check_classify", sign_only(classify_where_beside_a_decoy_if), [4.5, -0.5], "cond_beside"),
             ("check_sum_even", sum_even_vectorised_beside_a_decoy_for, [[3, 8, 6]],
              "loop_beside"),
             ("check_fizzbuzz", fizzbuzz_lookup_table, [31], "table")):
@@ -704,7 +713,7 @@ def classify_attempt(x):  # a third comparison, no else
 
 
 def test_classify_rejects_the_attempt_with_a_third_comparison_and_no_else():
-    error = fails_with(checks.check_classify, classify_attempt, "M36", "every branch",
+    error = fails_with(checks.check_classify, sign_only(classify_attempt), "M36", "every branch",
                        "no comparison holds")
     assert error.code == "one_branch"
 
@@ -721,38 +730,106 @@ def test_classify_accepts_the_attempt_with_its_last_elif_made_an_else(capsys):
         else:  # NaN
             word = "zero"
         return word
-    checks.check_classify(classify, cases=[0.5, -0.25, 0.0], hidden=True)
+    checks.check_classify(sign_only(classify), cases=[0.5, -0.25, 0.0], hidden=True)
     assert "3 cases passed" in capsys.readouterr().out
 
 
 RULES = [("positive", lambda x: x > 0), ("negative", lambda x: x < 0)]
 
 
-@tf.function
-def classify_rules_draft(x):  # the notebook's draft: a return inside the loop over the rules
-    for word, holds in RULES:
-        if holds(x):
-            return word
-    return "zero"
+def make_classifier_draft(rules, default):  # the notebook's draft: a return inside the loop
+    @tf.function
+    def classify(x):
+        for word, holds in rules:
+            if holds(x):
+                return word
+        return default
+    return classify
+
+
+classify_rules_draft = make_classifier_draft(RULES, "zero")
 
 
 def test_classify_rejects_the_rules_draft_returning_from_the_python_loop():
-    error = fails_with(checks.check_classify, classify_rules_draft, "M76", "Python loop",
+    error = fails_with(checks.check_classify, make_classifier_draft, "M76", "Python loop",
                        "unrolled", "return once, after the loop")
     assert error.code == "loop_exit"
 
 
 def test_classify_rejects_the_rules_draft_with_a_break_instead_of_a_return():
+    def make_classifier(rules, default):
+        @tf.function
+        def classify(x):
+            word = default
+            for rule_word, holds in rules:
+                if holds(x):
+                    word = rule_word
+                    break
+            return word
+        return classify
+    error = fails_with(checks.check_classify, make_classifier, "M76", "Python loop")
+    assert error.code == "loop_exit"
+
+
+def make_classifier_last_wins(rules, default):
+    """The draft's return taken out, the loop left in the table's order: every rule that holds
+    overwrites the word, so the last one wins where rules overlap."""
     @tf.function
     def classify(x):
-        word = "zero"
-        for rule_word, holds in RULES:
+        word = default
+        for rule_word, holds in rules:
             if holds(x):
                 word = rule_word
-                break
         return word
-    error = fails_with(checks.check_classify, classify, "M76", "Python loop")
-    assert error.code == "loop_exit"
+    return classify
+
+
+def make_classifier_written_out(rules, default):
+    """The right words on the notebook's table, with the table ignored: its two comparisons
+    written out as an if/elif/else chain."""
+    return tf.function(_classify)
+
+
+def test_classify_rejects_the_loop_where_the_last_rule_that_holds_wins_m105():
+    # Right on the sign table (its rules never overlap); the check's table of temperatures
+    # (-4 is "freezing", "cold" and "warm") tells.
+    error = fails_with(checks.check_classify, make_classifier_last_wins, "M105",
+                       "last rule that holds", "not of the first", "b'freezing'")
+    assert error.code == "last_rule_wins"
+
+
+def test_classify_rejects_the_notebooks_comparisons_written_out_m104():
+    error = fails_with(checks.check_classify, make_classifier_written_out, "M104",
+                       "sign rules", "not of the rules it was given",
+                       "b'negative'")
+    assert error.code == "rules_ignored"
+
+
+def test_grading_classify_names_m104_and_m105_without_the_tables_words():
+    # -4 is "freezing" (first), "warm" (last that holds) and "negative" (the sign table's).
+    table = [[["freezing", "<=", 0.0], ["cold", "<", 10.0], ["warm", "<", 25.0]], "hot", -4.0]
+    for make, mistake in ((make_classifier_written_out, "M104"),
+                          (make_classifier_last_wins, "M105")):
+        with pytest.raises(CheckFailed) as info:
+            _graded("check_classify", make, [0.5, table])
+        message = flat(info.value)
+        assert info.value.mistake == mistake and "hidden case 2" in message, message
+        for secret in ("freezing", "warm", "hot", "-4", "'negative'"):
+            assert secret not in message, message
+
+
+def test_classify_accepts_a_rule_that_sets_the_word_only_where_no_earlier_one_held(capsys):
+    def make_classifier(rules, default):
+        @tf.function
+        def classify(x):
+            word, found = default, tf.constant(False)
+            for rule_word, holds in rules:
+                if tf.logical_and(tf.logical_not(found), holds(x)):
+                    word, found = rule_word, tf.constant(True)
+            return word
+        return classify
+    checks.check_classify(make_classifier)
+    assert "6 cases passed" in capsys.readouterr().out
 
 
 def test_classify_rejects_returns_on_some_paths_of_a_tensor_if_as_m36():
@@ -763,37 +840,49 @@ def test_classify_rejects_returns_on_some_paths_of_a_tensor_if_as_m36():
             return "positive"
         elif x < 0:
             return "negative"
-    error = fails_with(checks.check_classify, classify, "M36", "returns on some of its paths")
+    error = fails_with(checks.check_classify, sign_only(classify), "M36", "returns on some of its paths")
     assert error.code == "one_return"
 
 
-def test_classify_accepts_the_rules_applied_in_reverse_without_a_return_in_the_loop(capsys):
+def make_classifier(rules, default):  # the notebook's solution
     @tf.function
-    def classify(x):  # the solution: every rule a tf.cond, the first that holds applied last
-        word = "zero"
-        for rule_word, holds in reversed(RULES):
+    def classify(x):  # every rule a tf.cond, the first that holds applied last
+        word = default
+        for rule_word, holds in reversed(rules):
             if holds(x):
                 word = rule_word
         return word
-    checks.check_classify(classify, cases=[0.5, -0.25, 0.0, 1e6, -7.0], hidden=True)
-    assert "5 cases passed" in capsys.readouterr().out
+    return classify
+
+
+def test_classify_accepts_the_rules_applied_in_reverse_without_a_return_in_the_loop(capsys):
+    checks.check_classify(make_classifier)
+    checks.check_classify(make_classifier, cases=[
+        0.5, -0.25, 0.0, 1e6, -7.0, [[["high", ">=", 1.0], ["low", "<=", -1.0]], "middle", 1.0],
+        [[["small", "<", 1.0], ["negative", "<", 0.0]], "large", -3.0]], hidden=True)
+    out = capsys.readouterr().out
+    assert "6 cases passed" in out and "7 cases passed" in out
 
 
 def test_classify_accepts_tf_case_built_from_the_rules_and_tf_switch_case(capsys):
-    @tf.function
-    def classify(x):
-        pairs = [(holds(x), lambda word=word: tf.constant(word)) for word, holds in RULES]
-        return tf.case(pairs, default=lambda: tf.constant("zero"), exclusive=True)
+    def make_classifier_case(rules, default):
+        @tf.function
+        def classify(x):  # exclusive=False: the first predicate that holds wins
+            pairs = [(holds(x), lambda word=word: tf.constant(word)) for word, holds in rules]
+            return tf.case(pairs, default=lambda: tf.constant(default), exclusive=False)
+        return classify
 
     @tf.function
-    def classify_by_index(x):  # tf.switch_case: a Case op, one branch run
+    def classify_by_index(x):  # tf.switch_case: a Case op, one branch run (sign table only)
         index = tf.cast(tf.sign(x), tf.int32) + 1
         return tf.switch_case(index, [lambda: tf.constant("negative"),
                                       lambda: tf.constant("zero"),
                                       lambda: tf.constant("positive")])
-    for fn in (classify, classify_by_index):
-        checks.check_classify(fn, cases=[0.5, -0.25, 0.0, -7.0], hidden=True)
-    assert capsys.readouterr().out.count("4 cases passed") == 2
+    checks.check_classify(make_classifier_case)
+    checks.check_classify(sign_only(classify_by_index), cases=[0.5, -0.25, 0.0, -7.0],
+                          hidden=True)
+    out = capsys.readouterr().out
+    assert "6 cases passed" in out and "4 cases passed" in out
 
 
 def test_classify_rejects_tf_where_or_tf_gather_inside_a_cond_that_decides_nothing():
@@ -812,7 +901,7 @@ def test_classify_rejects_tf_where_or_tf_gather_inside_a_cond_that_decides_nothi
                        lambda: tf.constant("zero"))
 
     for fn in (identity_cond, gather_in_cond):
-        error = fails_with(checks.check_classify, fn, "M21", "tf.where or tf.gather")
+        error = fails_with(checks.check_classify, sign_only(fn), "M21", "tf.where or tf.gather")
         assert error.code == "picked_inside"
 
 
@@ -822,12 +911,12 @@ def test_classify_rejects_the_draft_run_in_python_from_the_graph():
     def classify(x):
         return tf.py_function(lambda v: classify_rules_draft.python_function(v), [x],
                               tf.string)
-    fails_with(checks.check_classify, classify, "M21")
+    fails_with(checks.check_classify, sign_only(classify), "M21")
 
 
 def test_grading_classify_names_the_rules_draft_m76_without_values():
     with pytest.raises(CheckFailed) as info:
-        _graded("check_classify", classify_rules_draft, [0.5, -2.5])
+        _graded("check_classify", make_classifier_draft, [0.5, -2.5])
     message = flat(info.value)
     assert info.value.mistake == "M76" and "0.5" not in message and "Python loop" in message
 

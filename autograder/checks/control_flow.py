@@ -30,8 +30,8 @@ from .graphs import (branch_evidence, graph_evidence, graph_op_types, graph_ops,
                      snapshot, tracing_count)
 from .compare import CheckFailed
 from .harness import call, collect_prediction, exercise_check, require_tf_function
-from .judge.control_flow import (NOT_UTF8, classify_reference, count_word_probe,
-                                 count_word_text_probe, fizzbuzz_reference, sum_even_probe,
+from .judge.control_flow import (COMPARISONS, NOT_UTF8, classify_case, classify_reference,
+                                 count_word_probe, count_word_text_probe, fizzbuzz_reference, sum_even_probe,
                                  tanh_probe)
 
 __all__ = ["check_predict_draft", "check_classify", "classify_reference", "check_tanh_loop",
@@ -140,29 +140,44 @@ def collect_predict_draft(*predicted, case, ctx):
 check_predict_draft = exercise_check("check_predict_draft", collect_predict_draft)
 
 
-def collect_classify(fn, case, ctx):
-    """Kernel half of ``check_classify``: ``classify(x)`` is a ``tf.function`` returning the
-    ``tf.string`` ``"positive"``, ``"negative"`` or ``"zero"`` for the float32 scalar ``x``, the
-    notebook's ``classify_rules_draft`` fixed (a ``return`` inside a ``for`` over a Python list
-    of rules). Idea graded: the branch is taken in the graph on each call (a tensor ``if``
-    converted by AutoGraph, ``tf.cond``, ``tf.case`` or ``tf.switch_case``), not decided while
-    tracing.
+def _rule(op: str, threshold: float):
+    """``holds(x)`` of a rule: the comparison of x with the threshold, as the notebook's
+    ``lambda x: x > 0`` writes it."""
+    compare = COMPARISONS[op]
+    return lambda x: compare(x, threshold)
 
-    The check calls ``fn`` twice and reads the op types of its graph for a float32 scalar.
+
+def collect_classify(make_fn, case, ctx):
+    """Kernel half of ``check_classify``: ``make_classifier(rules, default)`` returns a
+    ``tf.function`` ``classify(x)`` that returns, as a ``tf.string``, the word of the first rule
+    ``(word, holds)`` of the table whose ``holds(x)`` is true for the float32 scalar ``x``, else
+    ``default``: the notebook's ``make_classifier_draft`` fixed (a ``return`` inside a ``for``
+    over the rules). The case's table (:func:`classify_case`: the notebook's sign rules, or one
+    of the check's own with overlapping rules) is built here from plain data. Idea graded: the
+    table is applied as given, the first rule that holds wins, and the branch is taken in the
+    graph on each call (a tensor ``if`` converted by AutoGraph, ``tf.cond``, ``tf.case`` or
+    ``tf.switch_case``), not decided while tracing.
+
+    The check calls the classifier twice and reads the op types of its graph for a float32
+    scalar.
 
     Returns:
-        ``{"results": [two text observations], "op_types": [...], "output_ops": [...]}``
-        (output_ops: the op types the returned word is computed from).
+        ``{"results": [two text observations], "op_types": [...], "output_ops": [...],
+        "pred_from_x": bool or None}`` (output_ops: the op types the word is computed from).
     Raises:
         CheckFailed: M76 for a ``return``/``break`` on a tensor condition inside a Python loop
             (the draft); M36 for a word (or a return) not on every path, the implicit
             ``else`` included (AutoGraph's "must also be initialized in the else branch");
             M09 if the ``if`` cannot run in the graph (``autograph=False``); M18 for
-            jit_compile=True; not_tf_function.
+            jit_compile=True; not_tf_function for a classifier that is not one.
     """
     __tracebackhide__ = True
-    require_tf_function(fn, ctx.exercise)
-    x = float(case)
+    rules, default, x = classify_case(case)
+    table = [(word, _rule(op, threshold)) for word, op, threshold in rules]
+    fn = call(make_fn, table, default, what=f"make_classifier ({ctx.label})")
+    require_tf_function(fn, "The classifier make_classifier returns",
+                        fix="let make_classifier return a tf.function: the graph is what the "
+                            "exercise is about.")
     explain = _classify_explainer(ctx, fn)
     got = [text_observation(call(fn, tf.constant(x, tf.float32), what=ctx.what,
                                  explain=explain)) for _ in range(2)]

@@ -432,6 +432,15 @@ CATALOGUE = {
              "shape raises ValueError (Shape mismatch)",
              "make the variable with a shape left open (tf.Variable's shape argument), so that "
              "assign takes a value of any shape"),
+    "M104": ("a table of rules written out instead of applied",
+             "a classifier that spells out the notebook's comparisons gives the notebook's "
+             "words for any table it is given: the design asked for applies the table",
+             "build one branch per rule of the table the function is given"),
+    "M105": ("the last rule that holds wins where the first should",
+             "with one `if` per rule that sets the word, each rule that holds overwrites the "
+             "ones before it, so overlapping rules give the last one's word",
+             "apply the rules in reverse order, or let a rule set the word only where no "
+             "earlier rule held"),
 }
 
 #: M id -> short name, as messages show it.

@@ -14,6 +14,8 @@ it is checked on gives the same result there (M21).
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import exercise
@@ -55,9 +57,47 @@ MAX_STEPS = 100_000
 
 # --------------------------------------------------------------------------- references
 
-def classify_reference(x: float) -> str:
-    """The word for the sign of x: "positive" (x > 0), "negative" (x < 0) or "zero"."""
-    return "positive" if x > 0 else "negative" if x < 0 else "zero"
+#: The notebook's table of rules: [word, comparison, threshold], the first that holds wins.
+SIGN_RULES = (("positive", ">", 0.0), ("negative", "<", 0.0))
+#: The comparisons a case's rule may name (the kernel half builds ``lambda x: x > t`` from them).
+COMPARISONS = {">": operator.gt, "<": operator.lt, ">=": operator.ge, "<=": operator.le}
+
+
+def classify_case(case) -> tuple[tuple, str, float]:
+    """A case of ``check_classify`` as ``(rules, default, x)``: ``rules`` a tuple of ``(word,
+    comparison, threshold)`` (comparison one of :data:`COMPARISONS`), ``default`` the word when
+    none holds, ``x`` a float. A bare number x stands for the notebook's table
+    (:data:`SIGN_RULES`, default "zero").
+
+    Raises:
+        ValueError: for a case of another form (an instructor's typo in a test cell).
+    """
+    if isinstance(case, (int, float)) and not isinstance(case, bool):
+        return SIGN_RULES, "zero", float(case)
+    try:
+        rules, default, x = case
+        rules = tuple((str(word), str(op), float(t)) for word, op, t in rules)
+    except (TypeError, ValueError):
+        raise ValueError(f"a classify case is x or [rules, default, x], got {case!r}") from None
+    if not rules or any(op not in COMPARISONS for _, op, _ in rules):
+        raise ValueError(f"a classify case needs rules with comparisons among "
+                         f"{sorted(COMPARISONS)}, got {case!r}")
+    return rules, str(default), float(x)
+
+
+def classify_reference(x: float, rules=SIGN_RULES, default: str = "zero") -> str:
+    """The word of the first rule ``(word, comparison, threshold)`` that holds for x, in the
+    table's order, else ``default``. With the notebook's table: "positive" (x > 0), "negative"
+    (x < 0) or "zero"."""
+    for word, op, threshold in rules:
+        if COMPARISONS[op](x, threshold):
+            return word
+    return default
+
+
+def _last_rule_word(x: float, rules, default: str) -> str:
+    """The word a loop that lets every rule that holds overwrite the word gives: the last."""
+    return classify_reference(x, tuple(reversed(rules)), default)
 
 
 def fizzbuzz_reference(n: int) -> list[str]:
@@ -189,24 +229,67 @@ BRANCH_FIX = ("let the condition be a comparison of the tensor itself (AutoGraph
               "in the graph too.")
 
 
-@exercise("classify", module=MODULE, cases=[2.0, -3.0, 0.0],
-          idea="the rules draft fixed: no `return` or `break` on a tensor condition inside the "
-               "Python loop over the rules (unrolled while tracing); the words are right on "
-               "every branch and the returned word is computed from a branch the graph takes "
-               "on each call (an If op: a tensor `if` converted by AutoGraph, tf.cond or "
-               "tf.case; or tf.switch_case's Case op), not decided while tracing, not tf.where "
-               "over every word, no Python function called from the graph.",
+
+def _classify_label(case) -> str:
+    rules, default, x = classify_case(case)
+    if rules == SIGN_RULES:
+        return f"input {x}"
+    table = ", ".join(f"{word!r} if x {op} {t:g}" for word, op, t in rules)
+    return f"rules [{table}], else {default!r}, input {x}"
+
+
+# The visible cases: the notebook's table, then two tables of the check's own where rules
+# overlap (the first that holds wins) and the default is another word; between them they use
+# every comparison of COMPARISONS.
+@exercise("classify", module=MODULE, label=_classify_label,
+          cases=[2.0, -3.0, 0.0,
+                 [[["freezing", "<=", 0.0], ["cold", "<", 10.0], ["warm", "<", 25.0]], "hot",
+                  -4.0],
+                 [[["big", ">=", 10.0], ["positive", ">", 0.0]], "small", 20.0],
+                 [[["big", ">=", 10.0], ["positive", ">", 0.0]], "small", 5.0]],
+          idea="the rules draft fixed: the classifier make_classifier returns applies the table "
+               "it is given, the first rule that holds winning where rules overlap; no `return` "
+               "or `break` on a tensor condition inside the Python loop over the rules "
+               "(unrolled while tracing); the words are right on every branch and the returned "
+               "word is computed from a branch the graph takes on each call (an If op: a "
+               "tensor `if` converted by AutoGraph, tf.cond or tf.case; or tf.switch_case's "
+               "Case op), not decided while tracing, not tf.where over every word, "
+               "no Python function called from the graph.",
           kernel_evidence="the op types of classify's graph for a float32 scalar and those the "
                           "returned word is computed from",
           findings={"one_branch": ONE_BRANCH, "one_return": ONE_RETURN, "loop_exit": LOOP_EXIT})
 def classify(case, obs, ctx):
-    """``obs``: ``results`` (two calls, each ``{"string", "value", "kind"}``), ``op_types``
-    (of the graph for a float32 scalar), ``output_ops`` (those the word is computed from).
-    Reference: :func:`classify_reference`."""
-    want = classify_reference(float(case))
+    """``case``: x, or ``[rules, default, x]`` (:func:`classify_case`). ``obs``: ``results``
+    (two calls of the classifier ``make_classifier(rules, default)`` returns, each ``{"string",
+    "value", "kind"}``), ``op_types`` (of its graph for a float32 scalar), ``output_ops`` (those
+    the word is computed from). Reference: :func:`classify_reference`."""
+    rules, default, x = classify_case(case)
+    want = classify_reference(x, rules, default)
     ops = op_types(obs)
     for result in values(obs, "results", 2):
         text = strings(ctx, result)
+        got_word = text.item() if text.shape == () else None
+        # A word both mistakes give (the sign table's, which is also the last rule's) names
+        # neither: another case tells them apart.
+        sign_word = got_word == classify_reference(x) and rules != SIGN_RULES
+        last_word = got_word == _last_rule_word(x, rules, default)
+        shown = (f" (expected {want.encode()!r}, got {got_word.encode()!r})"
+                 if ctx.reveal and got_word is not None else "")
+        if got_word != want and sign_word and not last_word:
+            ctx.fail(f"{ctx.what} returned the word of the notebook's sign rules, not of the "
+                     f"rules it was given{shown}: the classifier must apply the table passed to "
+                     f"make_classifier, whatever words and comparisons it holds.",
+                     mistake="M104", fix="build the graph from `rules` and `default`, one "
+                     "branch per rule, instead of writing the notebook's comparisons out.",
+                     code="rules_ignored")
+        if got_word != want and last_word and not sign_word:
+            ctx.fail(f"{ctx.what} returned the word of the last rule that holds, not of the "
+                     f"first{shown}: rules may overlap, and the table's order decides between them. "
+                     f"Each rule's `if` that sets the word overwrites the word of the rules "
+                     f"before it.", mistake="M105",
+                     fix="let an earlier rule win: apply the rules in reverse order, or let a "
+                         "rule set the word only where no earlier rule held.",
+                     code="last_rule_wins")
         if text.shape != () or text.item() != want:
             if not BRANCH_OPS & ops:
                 ctx.fail(f"{ctx.what} took the wrong branch, and its graph has no If op: the "

@@ -7,10 +7,12 @@
 predicted_runs = [2.0 < 0.0, 2.0 > 0.0, 0.0 != 0.0]
 
 # %% classify
-@tf.function
-def classify(x):
-    pairs = [(holds(x), lambda word=word: tf.constant(word)) for word, holds in RULES]
-    return tf.case(pairs, default=lambda: tf.constant("zero"), exclusive=True)
+def make_classifier(rules, default):
+    @tf.function
+    def classify(x):  # exclusive=False: the first predicate that holds wins
+        pairs = [(holds(x), lambda word=word: tf.constant(word)) for word, holds in rules]
+        return tf.case(pairs, default=lambda: tf.constant(default), exclusive=False)
+    return classify
 
 # %% tanh_loop
 @tf.function

@@ -1,20 +1,21 @@
 # based on: solutions
 # alt2_tf_math: correct answers written differently from the solution (the prediction as a
-# tuple made a list, tf.math comparisons, a hand-written tf.while_loop carrying a TensorArray,
+# tuple made a list, a flag for the first rule that holds, a hand-written tf.while_loop carrying a TensorArray,
 # vectorized tf.where, NumPy on the bytes); full marks expected.
 
 # %% predict_draft
 predicted_runs = list((False, True, False))
 
 # %% classify
-@tf.function
-def classify(x):
-    if tf.math.greater(x, 0.0):
-        return tf.constant("positive")
-    elif tf.math.less(x, 0.0):
-        return tf.constant("negative")
-    else:
-        return tf.constant("zero")
+def make_classifier(rules, default):
+    @tf.function
+    def classify(x):  # a rule sets the word only where no earlier rule held
+        word, found = tf.constant(default), tf.constant(False)
+        for rule_word, holds in rules:
+            if tf.math.logical_and(tf.math.logical_not(found), holds(x)):
+                word, found = tf.constant(rule_word), tf.constant(True)
+        return word
+    return classify
 
 # %% tanh_loop
 @tf.function

@@ -5,13 +5,15 @@
 # cell is ada_full's.
 
 # %% classify
-@tf.function
-def classify(x):
-    """The sign of x as a word."""
-    for rule_word, holds in RULES:  # the return taken out of the loop, no word before it
-        if holds(x):
-            word = rule_word
-    return word
+def make_classifier(rules, default):
+    @tf.function
+    def classify(x):
+        """The word of the first rule that holds."""
+        for rule_word, holds in reversed(rules):  # the return taken out, no word before it
+            if holds(x):
+                word = rule_word
+        return word
+    return classify
 
 # %% fizzbuzz
 @tf.function

@@ -4,13 +4,14 @@
 # the history grown as a plain loop variable (M37).
 
 # %% classify
-@tf.function
-def classify(x):
-    """The sign of x as a word."""
-    for word, holds in RULES:  # the first rule that holds gives the word
-        if holds(x):
-            return word
-    return "zero"
+def make_classifier(rules, default):
+    @tf.function
+    def classify(x):
+        for word, holds in rules:  # the first rule that holds gives the word
+            if holds(x):
+                return word
+        return default
+    return classify
 
 # %% tanh_loop
 @tf.function
