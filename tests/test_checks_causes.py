@@ -153,7 +153,7 @@ def classify_identity(x):
 
 
 def test_classify_names_python_identity_test():
-    fails_with(control_flow.check_classify, classify_identity, "M17", "x is True",
+    fails_with(control_flow.check_classify, lambda rules, default: classify_identity, "M17", "x is True",
                "a comparison of the tensor itself")
 
 
@@ -215,7 +215,7 @@ def test_jit_compile_with_tf_print_names_the_op_xla_cannot_compile():
 
 
 def test_jit_compile_with_strings_names_the_op_xla_cannot_compile():
-    fails_with(control_flow.check_classify, classify_xla, "M18", "StatelessIf",
+    fails_with(control_flow.check_classify, lambda rules, default: classify_xla, "M18", "StatelessIf",
                "string outputs", "remove jit_compile=True")
 
 

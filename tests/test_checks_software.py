@@ -1235,10 +1235,11 @@ def test_graph_backward_numpy_draft_of_the_notebook_fails_with_both_of_its_slips
 
 
 def test_graph_backward_tape_draft_of_the_notebook_and_its_half_fixes():
-    """The draft (exercise 1's np.sum on an unwatched tape) fails M14 as handed in; fixing one
-    of its two bugs leaves the other's id."""
+    """The draft (exercise 1's np.sum made a tf.constant, on an unwatched tape: the right c
+    and three Nones, no error) fails M14 as handed in; fixing one of its two bugs leaves the
+    other's id."""
     draft = given_function("def graph_backward_tape_draft", "graph_backward_tape_draft")
-    fails(checks.check_graph_backward_tape, draft, "M14", says="NumPy value")
+    fails(checks.check_graph_backward_tape, draft, "M14", says="left TensorFlow")
 
     def sum_fixed_only(x, y, z):
         with tf.GradientTape() as tape:
@@ -1252,6 +1253,14 @@ def test_graph_backward_tape_draft_of_the_notebook_and_its_half_fixes():
             c = np.sum(x * y + z)
         return (c, *tape.gradient(c, [x, y, z]))
     fails(checks.check_graph_backward_tape, watched_but_numpy, "M14", says="NumPy")
+
+    def watched_but_made_a_constant(x, y, z):  # the watch added, tf.constant(np.sum) kept
+        with tf.GradientTape() as tape:
+            tape.watch([x, y, z])
+            c = tf.constant(np.sum(x * y + z))
+        return (c, *tape.gradient(c, [x, y, z]))
+    fails(checks.check_graph_backward_tape, watched_but_made_a_constant, "M14",
+          says="left TensorFlow")
 
 
 def test_graph_backward_tape_rejects_numpy_numbers_with_a_decoy_tape():

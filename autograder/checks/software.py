@@ -330,9 +330,11 @@ def collect_graph_backward_tape(fn, case, ctx):
         ForwardAccumulator.jvp ran (M46), and how many of tf.stop_gradient (a target whose
         value is c's and whose gradient is a formula).
     The notebook's draft (``graph_backward_tape_draft``) is exercise 1's forward pass on a tape
-    that watches nothing, summed with ``np.sum``: ``tape.gradient`` of a ``numpy.float32``
-    raises AttributeError, which :func:`call` names M14; with the sum fixed, every gradient is
-    ``None`` (M01); with only the watch added, M14 again.
+    that watches nothing, summed with ``tf.constant(np.sum(b))``: every gradient is ``None``,
+    also for variables, which the re-trace names M14; with the sum fixed, ``None`` for
+    constants only (M01); with only the watch added, M14 again. (``np.sum`` alone makes c a
+    ``numpy.float32``, and ``tape.gradient`` raises AttributeError, which :func:`call` names
+    M14.)
 
     Raises:
         CheckFailed: M01 (constants never watched: gradients ``None``, but a call with
