@@ -1103,3 +1103,94 @@ def test_a_loop_that_hands_the_value_on_unchanged_fails_with_the_idea_named(capf
         assert "hands it on unchanged" in " ".join(str(info.value).split())
     checks.check_sum_even(sum_even_with_foldl)  # a loop whose body adds: passes
     assert "passed" in capfd.readouterr().out
+
+
+# ------------------------------------------------------------------ the eager switch mid-check
+# Student code that turns run_functions_eagerly on while the check runs would have every later
+# call run as Python, out of sight of the graph the check reads (a red team's answer: the
+# switch turned on in make_classifier, a decoy branch in the graph). Every call the harness
+# makes fails then, with M19, and the switch is put back off.
+
+def make_classifier_switch_on(rules, default):
+    tf.config.run_functions_eagerly(True)
+
+    @tf.function
+    def classify(x):
+        if tf.executing_eagerly():  # the check's calls, run as Python: the first rule wins
+            for word, holds in rules:
+                if bool(holds(x)):
+                    return tf.constant(word)
+            return tf.constant(default)
+        return tf.cond(x > 0, lambda: tf.constant(default), lambda: tf.constant(default))
+    return classify
+
+
+def test_a_call_that_turns_the_eager_switch_on_fails_m19_and_leaves_it_off():
+    error = fails_with(checks.check_classify, make_classifier_switch_on, "M19",
+                       "turned tf.config.run_functions_eagerly on and left it on")
+    assert error.code == "switch_turned_on"
+    assert not tf.config.functions_run_eagerly()
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_classify", make_classifier_switch_on, [0.5])
+    assert info.value.mistake == "M19" and "runs as plain Python" in flat(info.value)
+    assert not tf.config.functions_run_eagerly()
+
+
+# ------------------------------------------------------------------ words picked, a branch beside
+# A red team's answers to make_classifier: every word computed, one taken by an index or by
+# cutting strings, and a cond that only passes the result on (M21); and two correct answers that
+# reach the word through nested branches whose predicates travel as bool data (tf.case, a graph
+# loop over the rules), which must pass.
+
+def make_classifier_sliced(rules, default):
+    words = tf.constant([w for w, _ in rules] + [default])
+
+    @tf.function
+    def classify(x):
+        mask = tf.stack([tf.cast(h(x), tf.int32) for _, h in rules] + [tf.constant(1)])
+        word = words[tf.argmax(mask, output_type=tf.int32)]  # a StridedSlice, no gather
+        return tf.cond(x == x, lambda: word, lambda: word)
+    return classify
+
+
+def make_classifier_cut_and_joined(rules, default):
+    @tf.function
+    def classify(x):
+        none_before, parts = tf.constant(1), []
+        for w, h in list(rules) + [(default, lambda x: tf.constant(True))]:
+            take = none_before * tf.cast(h(x), tf.int32)
+            parts.append(tf.strings.substr(tf.constant(w), 0, take * len(w.encode())))
+            none_before = none_before * (1 - tf.cast(h(x), tf.int32))
+        word = tf.strings.reduce_join(tf.stack(parts))
+        return tf.cond(x > -1e30, lambda: word, lambda: tf.constant(""))
+    return classify
+
+
+def make_classifier_graph_loop(rules, default):
+    n = len(rules)
+
+    @tf.function
+    def classify(x):
+        i = tf.constant(0)
+        while i < n and not tf.switch_case(i, [lambda h=h: h(x) for _, h in rules]):
+            i += 1
+        return tf.switch_case(i, [lambda w=w: tf.constant(w) for w, _ in rules]
+                              + [lambda: tf.constant(default)])
+    return classify
+
+
+def test_classify_rejects_words_picked_outside_the_branches_or_cut_from_strings():
+    error = fails_with(checks.check_classify, make_classifier_sliced, "M21",
+                       "outside the branches", "ArgMax")
+    assert error.code == "picked_outside"
+    error = fails_with(checks.check_classify, make_classifier_cut_and_joined, "M21",
+                       "cut and joined by string ops")
+    assert error.code == "picked_inside"
+    with pytest.raises(CheckFailed) as info:
+        _graded("check_classify", make_classifier_sliced, [0.5])
+    assert info.value.code == "picked_outside" and "ArgMax" not in flat(info.value)
+
+
+def test_classify_accepts_a_graph_loop_over_the_rules_with_switch_case(capsys):
+    checks.check_classify(make_classifier_graph_loop)
+    assert "6 cases passed" in capsys.readouterr().out

@@ -163,7 +163,8 @@ def collect_classify(make_fn, case, ctx):
 
     Returns:
         ``{"results": [two text observations], "op_types": [...], "output_ops": [...],
-        "pred_from_x": bool or None}`` (output_ops: the op types the word is computed from).
+        "pred_from_x": bool, "computed_outside": [...]}`` (output_ops: the op types the word is
+        computed from; the last two, :func:`~autograder.checks.graphs.branch_evidence`).
     Raises:
         CheckFailed: M76 for a ``return``/``break`` on a tensor condition inside a Python loop
             (the draft); M36 for a word (or a return) not on every path, the implicit
@@ -184,7 +185,9 @@ def collect_classify(make_fn, case, ctx):
     spec = tf.TensorSpec([], tf.float32)
     ops = call(graph_ops, fn, spec, what=ctx.what, explain=explain)
     concrete = call(functions.concrete_function, fn, spec, what=ctx.what, explain=explain)
-    return {"results": got, **ops, "pred_from_x": branch_evidence(concrete)["pred_from_x"]}
+    evidence = branch_evidence(concrete, bools_are_predicates=True)
+    return {"results": got, **ops, "pred_from_x": evidence["pred_from_x"],
+            "computed_outside": evidence["computed_outside"]}
 
 
 check_classify = exercise_check("check_classify", collect_classify)

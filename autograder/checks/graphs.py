@@ -370,8 +370,10 @@ def _branch_functions(op) -> list:
     return [f.name for f in op.get_attr("branches")]
 
 
-def branch_evidence(concrete) -> dict:
+def branch_evidence(concrete, bools_are_predicates: bool = False) -> dict:
     """How the output of a one-input graph depends on its input x through its branch ops.
+    With ``bools_are_predicates``, a branch op's bool data inputs are not followed either: a
+    nested branch's predicate reaches it as one (tf.case, a chain of conds).
 
     From the output backwards, a branch op (If, Case) is followed through its data inputs only,
     not through its predicate (the branch index): ``computed_outside`` are the op types met on
@@ -401,7 +403,7 @@ def branch_evidence(concrete) -> dict:
             bodies = [library.get(name) for name in _branch_functions(op)]
             same = same or (len(bodies) > 1 and all(b == bodies[0] for b in bodies))
             met.append([b or [] for b in bodies][:8])
-            inputs = inputs[1:]
+            inputs = [t for t in inputs[1:] if not (bools_are_predicates and t.dtype == tf.bool)]
         elif op in from_x and op.type not in PASS_THROUGH_OPS:
             outside.add(op.type)
         stack.extend(t.op for t in inputs)

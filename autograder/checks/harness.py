@@ -725,7 +725,8 @@ def diagnose(error: BaseException, what: str):
     return None
 
 
-def call(fn, *args, what: str, rerun=None, explain=None, **kwargs):
+def call(fn, *args, what: str, rerun=None, explain=None, switch_may_change: bool = False,
+         **kwargs):
     """Call the student's ``fn(*args, **kwargs)`` quietly and return its result.
 
     Args:
@@ -736,6 +737,10 @@ def call(fn, *args, what: str, rerun=None, explain=None, **kwargs):
             optimizer got no gradients.
         explain: an exercise's own detector, tried before the others: a function of the
             exception returning ``(mistake, cause, fix)`` or None.
+        switch_may_change: True where the exercise is to set
+            ``tf.config.run_functions_eagerly`` (07's run_eagerly): elsewhere a call that turns
+            the switch on and leaves it on fails (M19, code ``switch_turned_on``), since every
+            tf.function after it would run as Python, out of the check's sight.
     Raises:
         CheckFailed: for every exception: a known cause is named (:data:`DETECTORS`; "No
             gradients provided" through :func:`explain_missing_gradient`), anything else is
@@ -744,9 +749,11 @@ def call(fn, *args, what: str, rerun=None, explain=None, **kwargs):
             exception's type name.
     """
     __tracebackhide__ = True
+    switch_was_on = bool(functions.functions_run_eagerly())
+    turned_on = False
     try:
         with quiet_tensorflow():
-            return fn(*args, **kwargs)
+            result = fn(*args, **kwargs)
     except CheckFailed:
         raise
     except Exception as error:  # the student's code may raise anything
@@ -760,6 +767,24 @@ def call(fn, *args, what: str, rerun=None, explain=None, **kwargs):
                               code=code or (None if found[0] else "raised"))
         failure.raised = type(error).__name__  # what a grading kernel may tell the grader
         raise failure from None
+    finally:
+        if not switch_may_change and not switch_was_on and functions.functions_run_eagerly():
+            turned_on = True
+            with quiet_tensorflow():
+                functions.run_functions_eagerly(False)
+    if turned_on:
+        cause, fix = _SWITCH_TURNED_ON
+        raise CheckFailed(cause.format(what=what), "M19", fix, code="switch_turned_on")
+    return result
+
+
+#: A call that turned run_functions_eagerly on and left it on (graded, the catalogue words M19).
+_SWITCH_TURNED_ON = (
+    "{what} turned tf.config.run_functions_eagerly on and left it on: from then on every "
+    "tf.function runs as plain Python and builds no graph, so the check could not see what the "
+    "graph does.",
+    "leave the switch as you found it: it is for debugging, turned off again as soon as you are "
+    "done, and the exercise is about the graph.")
 
 
 def no_gradient_failure(what: str, rerun=None):
@@ -809,12 +834,15 @@ def _cuts_gradient(op) -> bool:
     return op.type in _NO_GRADIENT_OPS or op.type == "StopGradient"
 
 
-def explain_missing_gradient(run):
+def explain_missing_gradient(run, sources: str = "the weights", target: str = "the loss"):
     """Why ``tape.gradient`` gives None, found by experiment.
 
     Args:
         run: a function of no arguments that runs the student's code once, on a fresh problem
             (new weights and optimizer), calling ``tape.gradient`` somewhere.
+        sources, target: how the messages name what is differentiated and the result it is
+            differentiated from (default: a training step's weights and loss; e.g. "x, y and
+            z" and "c" for a graph of plain tensors).
     Returns:
         ``(mistake, cause, fix)``: M13 for a ``tf.stop_gradient``, M12 for an op without a
         gradient (naming it), M14 for NumPy on a tensor inside the tape, M05 when the target
@@ -828,29 +856,32 @@ def explain_missing_gradient(run):
             if _symbolic_value(error, "") and not record.calls:
                 return ("M14", "The computation left TensorFlow inside the tape (np.* functions "
                         "or .numpy() on tensors), so the tape could not record it.",
-                        "use tf.* operations between the weights and the loss (tf.square, "
-                        "tf.reduce_mean, ...).")
-    for _, target, _, result in record.calls:
+                        f"use tf.* operations between {sources} and {target} (tf.square, "
+                        f"tf.reduce_mean, ...).")
+    for _, recorded_target, _, result in record.calls:
         results = result if isinstance(result, (list, tuple)) else [result]
-        if not any(r is None for r in results) or not hasattr(target, "graph"):
+        if not any(r is None for r in results) or not hasattr(recorded_target, "graph"):
             continue
-        cut = [op for op in _ancestors(target) if _cuts_gradient(op) and _reads_weights(op)]
+        cut = [op for op in _ancestors(recorded_target)
+               if _cuts_gradient(op) and _reads_weights(op)]
         stops = [op for op in cut if op.type == "StopGradient"]
         if stops:
-            return ("M13", "The path from the weights to the loss goes through tf.stop_gradient, "
-                    "which blocks the gradient on purpose: every weight before it gets None.",
-                    "remove tf.stop_gradient around the model's output.")
+            return ("M13", f"The path from {sources} to {target} goes through tf.stop_gradient, "
+                    f"which blocks the gradient on purpose: everything before it gets None.",
+                    "remove tf.stop_gradient around the model's output." if sources ==
+                    "the weights" else "remove the tf.stop_gradient on that path.")
         if cut:
             name = _OP_NAMES.get(cut[0].type, f"the op {cut[0].type}")
-            return ("M12", f"The loss is computed through {name} ({cut[0].type}), an operation "
-                    f"without a gradient: its output is piecewise constant, so no gradient flows "
-                    f"back to the weights.",
+            return ("M12", f"{target[0].upper() + target[1:]} is computed through {name} "
+                    f"({cut[0].type}), an operation without a gradient: its output is piecewise "
+                    f"constant, so no gradient flows back to {sources}.",
                     "compute the loss from the model's float outputs with differentiable "
                     "operations; round, argmax or cast only to report results, outside the loss.")
-        if _reads_weights(target.op):
-            return ("M05", "The loss depends on the weights, but the tape did not record the "
-                    "path between them: part of it was computed outside the `with "
-                    "tf.GradientTape() as tape:` block, before it opened or after it closed.",
-                    "compute every step from the weights to the loss inside the `with` block "
-                    "(indented under it), and call tape.gradient after it.")
+        if _reads_weights(recorded_target.op):
+            return ("M05", f"{target[0].upper() + target[1:]} depends on {sources}, but the tape "
+                    f"did not record the path between them: part of it was computed outside the "
+                    f"`with tf.GradientTape() as tape:` block, before it opened or after it "
+                    f"closed.",
+                    f"compute every step from {sources} to {target} inside the `with` block "
+                    f"(indented under it), and call tape.gradient after it.")
     return None

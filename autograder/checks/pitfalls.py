@@ -288,7 +288,8 @@ def collect_run_eagerly(fn, case, ctx):
                              code="not_answered")
                     raised = type(error).__name__
             else:
-                result = _call(fn, probe, tf.constant(x), what=ctx.what)
+                result = _call(fn, probe, tf.constant(x), what=ctx.what,
+                               switch_may_change=True)
             with quiet_tensorflow():
                 after = bool(functions.functions_run_eagerly())
             calls.append({"result": result, "raised": raised, "outer": outer[:MAX_ENTRIES],

@@ -365,7 +365,7 @@ def collect_graph_backward_tape(fn, case, ctx):
                  mistake="M01", fix="a tape follows constants only when told to: watch x, y and z "
                                     "(read GradientTape.watch) at the start of the tape's block.")
         found = explain_missing_gradient(
-            lambda: fn(*[tf.Variable(a) for a in arrays])) or (
+            lambda: fn(*[tf.Variable(a) for a in arrays]), "the inputs x, y, z", "c") or (
             "M05", "The tape recorded nothing that links c to the inputs.",
             "compute a, b and c inside the `with tf.GradientTape() as tape:` block, with "
             "TensorFlow ops (not NumPy), and call tape.gradient after it.")
@@ -712,7 +712,8 @@ def collect_cross_entropy(fn, case, ctx):
 
     runs = _three_runs(run, (x, y), ctx, "loss, gradient")
     if runs[0][1] is None:
-        found = explain_missing_gradient(lambda: _value_and_gradient(fn, tf.constant(logits), y))
+        found = explain_missing_gradient(lambda: _value_and_gradient(fn, tf.constant(logits), y),
+                                         "the logits", "the loss")
         if found is not None:
             fail(f"{ctx.what}: the tape gives no gradient for the logits. {found[1]}",
                  mistake=found[0], fix=found[2], code="no_gradient")

@@ -199,9 +199,12 @@ def predict_draft(case, obs, ctx):
 
 # --------------------------------------------------------------------------- classify
 
-#: Op types that pick one of values computed in advance (tf.where, tf.gather): the word chosen
-#: by them, not by the branch the graph takes.
-PICKING_OPS = {"Select", "SelectV2", "GatherV2", "Gather", "ResourceGather", "GatherNd"}
+#: Op types that pick one of values computed in advance (tf.where, tf.gather), or build the
+#: word by cutting and joining strings: the word chosen by them, not by the branch the graph
+#: takes (a branch of classify returns a word as it is).
+PICKING_OPS = {"Select", "SelectV2", "GatherV2", "Gather", "ResourceGather", "GatherNd",
+               "Substr", "ReduceJoin", "StringJoin", "DynamicPartition", "TensorArrayReadV3",
+               "TensorListGetItem", "UnsortedSegmentJoin"}
 
 ONE_BRANCH = ("{what} raised ValueError while TensorFlow traced it: the word is not set on "
               "every path. A tensor `if` becomes a tf.cond, which traces every branch whatever "
@@ -293,10 +296,11 @@ def classify(case, obs, ctx):
         if text.shape != () or text.item() != want:
             if not BRANCH_OPS & ops:
                 ctx.fail(f"{ctx.what} took the wrong branch, and its graph has no If op: the "
-                         f"`if` tested a Python value, decided once while TensorFlow traced "
-                         f"the function, not the tensor's value on each call. `x is True`, "
-                         f"`x is None` or `x == None` compare the tensor object itself, so "
-                         f"they are the same on every call.", mistake="M17",
+                         f"word was decided once, while TensorFlow traced the function (by an "
+                         f"`if` on a Python value, or with no `if` at all), not by the tensor's "
+                         f"value on each call. `x is True`, `x is None` or `x == None` compare "
+                         f"the tensor object itself, so they are the same on every call.",
+                         mistake="M17",
                          fix="test the value with a comparison of the tensor itself (which "
                              "AutoGraph turns into a tf.cond), not a Python identity test or a "
                              "Python value.")
@@ -316,9 +320,21 @@ def classify(case, obs, ctx):
     require_from(ctx, obs, TAKEN_BRANCH_OPS, "an If op", BRANCH_FIX, "cond_beside")
     if PICKING_OPS & ops:
         ctx.fail(f"{ctx.what} gives the right strings through a branch op, but the word is "
-                 f"picked by tf.where or tf.gather (inside a cond that decides nothing, say): "
-                 f"every word is computed and one kept, so the branching is not the cond's "
-                 f"work.", mistake="M21", fix=BRANCH_FIX, code="picked_inside")
+                 f"picked by tf.where or tf.gather, or cut and joined by string ops (inside "
+                 f"a cond that decides nothing, say): every word is computed and one kept, so "
+                 f"the branching is not the cond's work.", mistake="M21", fix=BRANCH_FIX, code="picked_inside")
+    # On the word's way out, the branch ops followed through their data only (not their
+    # predicates): what is computed from x there runs whichever branch is taken, so it is the
+    # picking (every word sliced, cut or read by an index), not the branch. A graph loop may
+    # carry the word from branch to branch.
+    picked = op_types(obs, "computed_outside") - WHILE_OPS
+    if picked:
+        shown = f" ({', '.join(sorted(picked)[:4])})" if ctx.reveal else ""
+        ctx.fail(f"{ctx.what} gives the right strings through a branch op, but the word is "
+                 f"computed from x outside the branches{shown}: the words are sliced, cut or "
+                 f"read by an index that runs on every call, and the branch only passes the "
+                 f"result on, so it decides nothing.", mistake="M21", fix=BRANCH_FIX,
+                 code="picked_outside")
     if obs.get("pred_from_x") is False:
         ctx.fail(f"{ctx.what} gives the right strings through a branch op, but its predicate "
                  f"is not computed from x: the same branch runs on every call, and the word "
