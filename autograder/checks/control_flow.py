@@ -31,8 +31,8 @@ from .graphs import (branch_evidence, graph_evidence, graph_op_types, graph_ops,
 from .compare import CheckFailed
 from .harness import call, collect_prediction, exercise_check, require_tf_function
 from .judge.control_flow import (COMPARISONS, NOT_UTF8, classify_case, classify_reference,
-                                 count_word_probe, count_word_text_probe, fizzbuzz_reference, sum_even_probe,
-                                 tanh_probe)
+                                 count_word_probe, count_word_text_probe, fizzbuzz_reference,
+                                 sum_even_probe, tanh_probe)
 
 __all__ = ["check_predict_draft", "check_classify", "classify_reference", "check_tanh_loop",
            "check_fizzbuzz", "check_count_word", "check_sum_even", "fizzbuzz_reference",

@@ -858,6 +858,7 @@ def explain_missing_gradient(run, sources: str = "the weights", target: str = "t
                         "or .numpy() on tensors), so the tape could not record it.",
                         f"use tf.* operations between {sources} and {target} (tf.square, "
                         f"tf.reduce_mean, ...).")
+    subject = target[0].upper() + target[1:]  # the target opening a sentence
     for _, recorded_target, _, result in record.calls:
         results = result if isinstance(result, (list, tuple)) else [result]
         if not any(r is None for r in results) or not hasattr(recorded_target, "graph"):
@@ -872,13 +873,13 @@ def explain_missing_gradient(run, sources: str = "the weights", target: str = "t
                     "the weights" else "remove the tf.stop_gradient on that path.")
         if cut:
             name = _OP_NAMES.get(cut[0].type, f"the op {cut[0].type}")
-            return ("M12", f"{target[0].upper() + target[1:]} is computed through {name} "
+            return ("M12", f"{subject} is computed through {name} "
                     f"({cut[0].type}), an operation without a gradient: its output is piecewise "
                     f"constant, so no gradient flows back to {sources}.",
                     "compute the loss from the model's float outputs with differentiable "
                     "operations; round, argmax or cast only to report results, outside the loss.")
         if _reads_weights(recorded_target.op):
-            return ("M05", f"{target[0].upper() + target[1:]} depends on {sources}, but the tape "
+            return ("M05", f"{subject} depends on {sources}, but the tape "
                     f"did not record the path between them: part of it was computed outside the "
                     f"`with tf.GradientTape() as tape:` block, before it opened or after it "
                     f"closed.",

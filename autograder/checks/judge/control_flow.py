@@ -272,44 +272,45 @@ def classify(case, obs, ctx):
     for result in values(obs, "results", 2):
         text = strings(ctx, result)
         got_word = text.item() if text.shape == () else None
+        if got_word == want:
+            continue
         # A word both mistakes give (the sign table's, which is also the last rule's) names
         # neither: another case tells them apart.
         sign_word = got_word == classify_reference(x) and rules != SIGN_RULES
         last_word = got_word == _last_rule_word(x, rules, default)
         shown = (f" (expected {want.encode()!r}, got {got_word.encode()!r})"
                  if ctx.reveal and got_word is not None else "")
-        if got_word != want and sign_word and not last_word:
+        if sign_word and not last_word:
             ctx.fail(f"{ctx.what} returned the word of the notebook's sign rules, not of the "
                      f"rules it was given{shown}: the classifier must apply the table passed to "
                      f"make_classifier, whatever words and comparisons it holds.",
                      mistake="M104", fix="build the graph from `rules` and `default`, one "
                      "branch per rule, instead of writing the notebook's comparisons out.",
                      code="rules_ignored")
-        if got_word != want and last_word and not sign_word:
+        if last_word and not sign_word:
             ctx.fail(f"{ctx.what} returned the word of the last rule that holds, not of the "
-                     f"first{shown}: rules may overlap, and the table's order decides between them. "
-                     f"Each rule's `if` that sets the word overwrites the word of the rules "
-                     f"before it.", mistake="M105",
+                     f"first{shown}: rules may overlap, and the table's order decides between "
+                     f"them. Each rule's `if` that sets the word overwrites the word of the "
+                     f"rules before it.", mistake="M105",
                      fix="let an earlier rule win: apply the rules in reverse order, or let a "
                          "rule set the word only where no earlier rule held.",
                      code="last_rule_wins")
-        if text.shape != () or text.item() != want:
-            if not BRANCH_OPS & ops:
-                ctx.fail(f"{ctx.what} took the wrong branch, and its graph has no If op: the "
-                         f"word was decided once, while TensorFlow traced the function (by an "
-                         f"`if` on a Python value, or with no `if` at all), not by the tensor's "
-                         f"value on each call. `x is True`, `x is None` or `x == None` compare "
-                         f"the tensor object itself, so they are the same on every call.",
-                         mistake="M17",
-                         fix="test the value with a comparison of the tensor itself (which "
-                             "AutoGraph turns into a tf.cond), not a Python identity test or a "
-                             "Python value.")
-            if ctx.reveal:
-                got = text.item() if text.shape == () else text.tolist()
-                got = got.encode() if isinstance(got, str) else got
-                ctx.fail(f"{ctx.what}: expected {want.encode()!r} (tf.string), got {got!r}.",
-                         code="value")
-            ctx.fail(f"{ctx.what} returned the wrong word.", code="value")
+        if not BRANCH_OPS & ops:
+            ctx.fail(f"{ctx.what} took the wrong branch, and its graph has no If op: the "
+                     f"word was decided once, while TensorFlow traced the function (by an "
+                     f"`if` on a Python value, or with no `if` at all), not by the tensor's "
+                     f"value on each call. `x is True`, `x is None` or `x == None` compare "
+                     f"the tensor object itself, so they are the same on every call.",
+                     mistake="M17",
+                     fix="test the value with a comparison of the tensor itself (which "
+                         "AutoGraph turns into a tf.cond), not a Python identity test or a "
+                         "Python value.")
+        if ctx.reveal:
+            got = text.item() if text.shape == () else text.tolist()
+            got = got.encode() if isinstance(got, str) else got
+            ctx.fail(f"{ctx.what}: expected {want.encode()!r} (tf.string), got {got!r}.",
+                     code="value")
+        ctx.fail(f"{ctx.what} returned the wrong word.", code="value")
     if not TAKEN_BRANCH_OPS & ops:
         ctx.fail(f"{ctx.what} gives the right strings, but its graph has no If op (nor a "
                  f"tf.switch_case): no branch is taken in the graph. tf.where computes every "
@@ -322,7 +323,8 @@ def classify(case, obs, ctx):
         ctx.fail(f"{ctx.what} gives the right strings through a branch op, but the word is "
                  f"picked by tf.where or tf.gather, or cut and joined by string ops (inside "
                  f"a cond that decides nothing, say): every word is computed and one kept, so "
-                 f"the branching is not the cond's work.", mistake="M21", fix=BRANCH_FIX, code="picked_inside")
+                 f"the branching is not the cond's work.", mistake="M21", fix=BRANCH_FIX,
+                 code="picked_inside")
     # On the word's way out, the branch ops followed through their data only (not their
     # predicates): what is computed from x there runs whichever branch is taken, so it is the
     # picking (every word sliced, cut or read by an index), not the branch. A graph loop may
